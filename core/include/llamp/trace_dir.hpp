@@ -1,0 +1,40 @@
+#pragma once
+// A trace directory: meta.json (the run) plus one rank-NNNNN.llt file per rank.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "llamp/trace_file.hpp"
+
+namespace llamp::trace {
+
+inline constexpr const char* kMetaFileName = "meta.json";
+
+struct TraceMeta {
+  uint32_t version = kFormatVersion;
+  uint32_t ranks = 0;
+  std::vector<std::string> hosts;    // per rank
+  std::vector<std::string> command;  // argv of rank 0
+  std::string mpi_library;           // MPI_Get_library_version
+  std::string clock = "CLOCK_MONOTONIC";
+  uint64_t start_unix_ns = 0;
+  std::string thread_level;              // as granted by MPI_Init_thread
+  std::vector<std::string> counters;     // counter names, in the order of Event::counters
+  std::string job_id;                    // SLURM_JOB_ID or similar, if any
+};
+
+void write_meta(const std::string& dir, const TraceMeta& meta);
+// Throws llamp::Error naming the file on missing or malformed metadata.
+TraceMeta read_meta(const std::string& dir);
+
+// Opens every rank of a trace directory.
+struct TraceDir {
+  std::string path;
+  TraceMeta meta;
+  std::vector<RankTraceReader> ranks;
+
+  static TraceDir open(const std::string& dir);
+  std::vector<uint32_t> truncated_ranks() const;
+};
+
+}  // namespace llamp::trace

@@ -1,0 +1,91 @@
+#include "llamp/trace_dir.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "llamp/error.hpp"
+
+namespace llamp::trace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+void write_meta(const std::string& dir, const TraceMeta& m) {
+  json j = {{"format", "llamp-trace"},
+            {"version", m.version},
+            {"ranks", m.ranks},
+            {"hosts", m.hosts},
+            {"command", m.command},
+            {"mpi_library", m.mpi_library},
+            {"clock", m.clock},
+            {"start_unix_ns", m.start_unix_ns},
+            {"thread_level", m.thread_level},
+            {"counters", m.counters},
+            {"job_id", m.job_id}};
+  // Write beside and rename, so a crash never leaves half a meta.json.
+  const std::string path = (fs::path(dir) / kMetaFileName).string();
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) throw Error(fmt::format("{}: cannot write trace metadata", tmp));
+    out << j.dump(2) << '\n';
+  }
+  fs::rename(tmp, path);
+}
+
+TraceMeta read_meta(const std::string& dir) {
+  const std::string path = (fs::path(dir) / kMetaFileName).string();
+  std::ifstream in(path);
+  if (!in) throw Error(fmt::format("{}: missing; is '{}' an llamp trace directory?", path, dir));
+  json j;
+  try {
+    j = json::parse(in);
+    if (j.at("format") != "llamp-trace") throw Error(fmt::format("{}: not llamp trace metadata", path));
+    TraceMeta m;
+    m.version = j.at("version").get<uint32_t>();
+    if (m.version != kFormatVersion)
+      throw Error(fmt::format("{}: trace format version {} is not supported", path, m.version));
+    m.ranks = j.at("ranks").get<uint32_t>();
+    m.hosts = j.value("hosts", std::vector<std::string>{});
+    m.command = j.value("command", std::vector<std::string>{});
+    m.mpi_library = j.value("mpi_library", "");
+    m.clock = j.value("clock", "CLOCK_MONOTONIC");
+    m.start_unix_ns = j.value("start_unix_ns", uint64_t{0});
+    m.thread_level = j.value("thread_level", "");
+    m.counters = j.value("counters", std::vector<std::string>{});
+    m.job_id = j.value("job_id", "");
+    return m;
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("{}: malformed trace metadata: {}", path, e.what()));
+  }
+}
+
+TraceDir TraceDir::open(const std::string& dir) {
+  TraceDir t;
+  t.path = dir;
+  t.meta = read_meta(dir);
+  t.ranks.reserve(t.meta.ranks);
+  for (uint32_t r = 0; r < t.meta.ranks; ++r) {
+    const std::string file = (fs::path(dir) / rank_file_name(r)).string();
+    if (!fs::exists(file))
+      throw Error(fmt::format("{}: missing (meta.json says {} ranks; rank {} wrote no trace)", file,
+                              t.meta.ranks, r));
+    t.ranks.emplace_back(file);
+    if (t.ranks.back().rank() != r || t.ranks.back().world_size() != t.meta.ranks)
+      throw Error(fmt::format("{}: header says rank {} of {}, expected rank {} of {}", file,
+                              t.ranks.back().rank(), t.ranks.back().world_size(), r, t.meta.ranks));
+  }
+  return t;
+}
+
+std::vector<uint32_t> TraceDir::truncated_ranks() const {
+  std::vector<uint32_t> out;
+  for (const auto& r : ranks)
+    if (r.truncated()) out.push_back(r.rank());
+  return out;
+}
+
+}  // namespace llamp::trace
