@@ -1,0 +1,131 @@
+#include "llamp/loggp_params.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "llamp/error.hpp"
+#include "llamp/units.hpp"
+
+namespace llamp {
+namespace {
+
+constexpr const char* kFormat = "llamp-loggp";
+constexpr int kVersion = 1;
+
+double number(const nlohmann::json& j, const std::string& key, const std::string& name) {
+  const auto& v = j.at(key);
+  if (!v.is_number()) throw Error(fmt::format("{}: \"{}\" must be a number, got {}", name, key, v.dump()));
+  double d = v.get<double>();
+  if (!std::isfinite(d) || d < 0)
+    throw Error(fmt::format("{}: \"{}\" must be a finite non-negative number, got {}", name, key, v.dump()));
+  return d;
+}
+
+}  // namespace
+
+LogGPParams parse_loggp_params(std::string_view text, const std::string& name) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(fmt::format("{}: offset {}: not valid JSON: {}", name, e.byte, e.what()));
+  }
+  if (!j.is_object()) throw Error(fmt::format("{}: expected a JSON object", name));
+  if (!j.contains("format") || j["format"] != kFormat)
+    throw Error(fmt::format("{}: \"format\" must be \"{}\" (is this a LogGP parameter file?)", name, kFormat));
+  if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int64_t>() != kVersion)
+    throw Error(fmt::format("{}: unsupported \"version\" {} (this llamp reads version {})", name,
+                            j.contains("version") ? j["version"].dump() : "(missing)", kVersion));
+  static const char* known[] = {"format", "version", "L_ns", "o_ns", "g_ns", "G_ns_per_byte", "S_bytes",
+                                "o_send_ns", "o_recv_ns", "O_ns_per_byte", "measurement"};
+  for (auto& [key, value] : j.items()) {
+    bool ok = false;
+    for (const char* k : known) ok = ok || key == k;
+    if (!ok) throw Error(fmt::format("{}: unknown key \"{}\"", name, key));
+  }
+  LogGPParams p;
+  for (const char* key : {"L_ns", "o_ns", "g_ns", "G_ns_per_byte", "S_bytes"})
+    if (!j.contains(key)) throw Error(fmt::format("{}: required key \"{}\" is missing", name, key));
+  p.L_ns = number(j, "L_ns", name);
+  p.o_ns = number(j, "o_ns", name);
+  p.g_ns = number(j, "g_ns", name);
+  p.G_ns_per_byte = number(j, "G_ns_per_byte", name);
+  double S = number(j, "S_bytes", name);
+  if (S != std::floor(S) || S > 1.8e19)
+    throw Error(fmt::format("{}: \"S_bytes\" must be a whole number of bytes, got {}", name, j["S_bytes"].dump()));
+  p.S_bytes = static_cast<uint64_t>(S);
+  if (j.contains("o_send_ns")) p.o_send_ns = number(j, "o_send_ns", name);
+  if (j.contains("o_recv_ns")) p.o_recv_ns = number(j, "o_recv_ns", name);
+  if (j.contains("O_ns_per_byte")) p.O_ns_per_byte = number(j, "O_ns_per_byte", name);
+  if (j.contains("measurement")) {
+    if (!j["measurement"].is_object()) throw Error(fmt::format("{}: \"measurement\" must be an object", name));
+    p.measurement = j["measurement"];
+  }
+  return p;
+}
+
+LogGPParams read_loggp_params(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(fmt::format("{}: cannot open LogGP parameter file", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_loggp_params(ss.str(), path);
+}
+
+nlohmann::json to_json(const LogGPParams& p) {
+  nlohmann::json j{{"format", kFormat}, {"version", kVersion}};
+  if (p.L_ns) j["L_ns"] = *p.L_ns;
+  if (p.o_ns) j["o_ns"] = *p.o_ns;
+  if (p.g_ns) j["g_ns"] = *p.g_ns;
+  if (p.G_ns_per_byte) j["G_ns_per_byte"] = *p.G_ns_per_byte;
+  if (p.S_bytes) j["S_bytes"] = *p.S_bytes;
+  if (p.o_send_ns) j["o_send_ns"] = *p.o_send_ns;
+  if (p.o_recv_ns) j["o_recv_ns"] = *p.o_recv_ns;
+  if (p.O_ns_per_byte) j["O_ns_per_byte"] = *p.O_ns_per_byte;
+  if (!p.measurement.is_null()) j["measurement"] = p.measurement;
+  return j;
+}
+
+void set_loggp_flag(LogGPParams& p, std::string_view flag, std::string_view value) {
+  while (!flag.empty() && flag.front() == '-') flag.remove_prefix(1);
+  std::string f(flag);
+  for (char& c : f)
+    if (c == '-') c = '_';
+  const std::string what = "--" + std::string(flag);
+  if (f == "L") p.L_ns = units::parse_time_ns(value, what);
+  else if (f == "o") p.o_ns = units::parse_time_ns(value, what);
+  else if (f == "g") p.g_ns = units::parse_time_ns(value, what);
+  else if (f == "G") p.G_ns_per_byte = units::parse_time_ns(value, what + " (time per byte)");
+  else if (f == "O") p.O_ns_per_byte = units::parse_time_ns(value, what + " (time per byte)");
+  else if (f == "o_send") p.o_send_ns = units::parse_time_ns(value, what);
+  else if (f == "o_recv") p.o_recv_ns = units::parse_time_ns(value, what);
+  else if (f == "S") p.S_bytes = (value == "inf") ? std::numeric_limits<uint64_t>::max()
+                                                    : units::parse_size_bytes(value, what);
+  else throw Error(fmt::format("unknown LogGP parameter '{}' (use L, o, g, G, S, o_send, o_recv, O)", flag));
+}
+
+LogGP resolve(const LogGPParams& p) {
+  auto need = [](const auto& v, const char* flag, const char* key) {
+    if (!v) throw Error(fmt::format("LogGP parameter {} is missing: give --{} or a --params file with \"{}\"", flag,
+                                    flag, key));
+    return *v;
+  };
+  LogGP r;
+  r.L_ns = need(p.L_ns, "L", "L_ns");
+  double o = p.o_send_ns && p.o_recv_ns ? 0.0 : need(p.o_ns, "o", "o_ns");
+  r.o_send_ns = p.o_send_ns.value_or(o);
+  r.o_recv_ns = p.o_recv_ns.value_or(o);
+  r.G_ns_per_byte = need(p.G_ns_per_byte, "G", "G_ns_per_byte");
+  r.S_bytes = need(p.S_bytes, "S", "S_bytes");
+  r.g_ns = p.g_ns.value_or(0.0);
+  r.O_ns_per_byte = p.O_ns_per_byte.value_or(0.0);
+  for (double v : {r.L_ns, r.o_send_ns, r.o_recv_ns, r.g_ns, r.G_ns_per_byte, r.O_ns_per_byte})
+    if (!std::isfinite(v) || v < 0) throw Error("LogGP parameters must be finite and non-negative");
+  return r;
+}
+
+}  // namespace llamp
