@@ -1,0 +1,351 @@
+/*
+ * The injector's link to the patched UCX: the defer/poll hooks, and the
+ * thread that observes arrivals and releases messages while the application
+ * computes.  Needs the llamp-patched <ucp/api/ucp.h>.
+ *
+ * Who touches the queue: whoever holds the worker, i.e. MPICH's lock
+ * (the application thread inside ucp_worker_progress, or this file's thread
+ * between lock() and unlock()).  Only last_app_poll_ns is shared without it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ucp/api/ucp.h>
+#include <uct/api/uct_def.h>
+
+#include "config.h"
+#include "delay_queue.h"
+#include "lateness.h"
+#include "llamp_inject.h"
+
+/* The thread sleeps until this close to a deadline, then spins. */
+#define LLAMP_SPIN_NS 3000
+/* Progress passes per wakeup before giving up on arming the worker. */
+#define LLAMP_MAX_ARM_TRIES 64
+#define LLAMP_AM_ID_SLOTS 32
+
+static struct {
+    ucp_worker_h worker;
+    int rank;
+    void (*lock)(void *);
+    void (*unlock)(void *);
+    void *lock_arg;
+    int64_t delta_ns;
+    int64_t watch_ns;
+    int stats;
+
+    llamp_delay_queue queue;
+    _Atomic uint64_t last_app_poll_ns; /* last ucp_worker_progress by the app */
+
+    int worker_fd; /* UCX worker event fd */
+    int epoll_fd;
+    int timer_fd;
+    int stop_fd;
+    pthread_t thread;
+    int thread_running;
+
+    uint64_t delayed_by_am[LLAMP_AM_ID_SLOTS];
+    uint64_t dropped_at_finalize;
+    llamp_lateness lateness;
+} inj = {.worker_fd = -1, .epoll_fd = -1, .timer_fd = -1, .stop_fd = -1};
+
+static __thread int in_injector_thread;
+
+static inline uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+/* UCX transport callback context: keep or copy the message, queue it. */
+static ucs_status_t defer_am(void *arg, uint8_t am_id, void *data, size_t length,
+                             unsigned am_flags)
+{
+    llamp_delayed_msg msg;
+    ucs_status_t status;
+
+    (void) arg;
+    msg.release_ns = now_ns() + (uint64_t) inj.delta_ns;
+    msg.length = length;
+    msg.am_id = am_id;
+    if (am_flags & UCT_CB_PARAM_FLAG_DESC) {
+        /* the transport lets us keep its descriptor: no copy */
+        msg.data = data;
+        msg.am_flags = am_flags;
+        msg.owned = 0;
+        status = UCS_INPROGRESS;
+    } else {
+        msg.data = malloc(length ? length : 1);
+        if (msg.data == NULL) {
+            fprintf(stderr, "llamp-inject: out of memory holding a %zu-byte message\n", length);
+            abort();
+        }
+        memcpy(msg.data, data, length);
+        msg.am_flags = am_flags & ~(unsigned) UCT_CB_PARAM_FLAG_DESC;
+        msg.owned = 1;
+        status = UCS_OK;
+    }
+    if (llamp_delay_queue_push(&inj.queue, msg) != 0) {
+        fprintf(stderr, "llamp-inject: out of memory growing the delay queue (%zu held)\n",
+                inj.queue.size);
+        abort();
+    }
+    return status;
+}
+
+/* End of every ucp_worker_progress: hand back what is due. */
+static unsigned release_due(void *arg)
+{
+    (void) arg;
+    uint64_t now = now_ns();
+    unsigned released = 0;
+
+    if (!in_injector_thread) {
+        atomic_store_explicit(&inj.last_app_poll_ns, now, memory_order_relaxed);
+    }
+    if (inj.worker == NULL) {
+        return 0;
+    }
+    const llamp_delayed_msg *top;
+    while ((top = llamp_delay_queue_top(&inj.queue)) != NULL && top->release_ns <= now) {
+        llamp_delayed_msg msg;
+        llamp_delay_queue_pop(&inj.queue, &msg);
+        if (inj.stats) {
+            llamp_lateness_add(&inj.lateness, (int64_t) (now - msg.release_ns));
+            ++inj.delayed_by_am[msg.am_id % LLAMP_AM_ID_SLOTS];
+        }
+        ucp_worker_llamp_dispatch(inj.worker, msg.am_id, msg.data, msg.length, msg.am_flags);
+        if (msg.owned) {
+            free(msg.data);
+        }
+        ++released;
+        now = now_ns();
+    }
+    return released;
+}
+
+void llamp_inject_ucx_prepare(void)
+{
+    ucp_llamp_hooks_t hooks = {.defer = defer_am, .poll = release_due, .arg = NULL};
+    llamp_delay_queue_init(&inj.queue);
+    llamp_lateness_init(&inj.lateness);
+    ucp_llamp_set_hooks(&hooks);
+}
+
+int llamp_inject_ucx_bind(struct ucp_worker *worker, int rank, void (*lock)(void *),
+                          void (*unlock)(void *), void *lock_arg, char *err, size_t err_len)
+{
+    const llamp_inject_config *cfg = llamp_inject_settings();
+    ucs_status_t status;
+
+    ucp_llamp_set_hooks(NULL); /* only this worker is delayed */
+    inj.worker = worker;
+    inj.rank = rank;
+    inj.lock = lock;
+    inj.unlock = unlock;
+    inj.lock_arg = lock_arg;
+    inj.delta_ns = cfg->delta_ns;
+    inj.watch_ns = cfg->watch_period_ns;
+    inj.stats = cfg->stats;
+
+    status = ucp_worker_get_efd(worker, &inj.worker_fd);
+    if (status != UCS_OK) {
+        snprintf(err, err_len, "LLAMP_DELTA_L: UCX worker has no event fd: %s",
+                 ucs_status_string(status));
+        return -1;
+    }
+    return 0;
+}
+
+static void set_timer(uint64_t deadline_ns)
+{
+    struct itimerspec its;
+    memset(&its, 0, sizeof(its));
+    if (deadline_ns) {
+        its.it_value.tv_sec = (time_t) (deadline_ns / 1000000000u);
+        its.it_value.tv_nsec = (long) (deadline_ns % 1000000000u);
+    }
+    timerfd_settime(inj.timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+static void watch_worker_fd(void)
+{
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.fd = inj.worker_fd};
+    epoll_ctl(inj.epoll_fd, EPOLL_CTL_MOD, inj.worker_fd, &ev);
+}
+
+/*
+ * The thread: while the application polls UCX itself (it is inside MPI) it
+ * only checks every watch period whether that is still so.  Otherwise it
+ * progresses the worker under MPICH's locks (stamping new arrivals, releasing
+ * due messages), arms the worker's event fd and sleeps until the next
+ * deadline or the next arrival, spinning at most the last LLAMP_SPIN_NS.
+ */
+static void *injector_thread(void *unused)
+{
+    (void) unused;
+    in_injector_thread = 1;
+    for (;;) {
+        uint64_t now = now_ns();
+        uint64_t last_app = atomic_load_explicit(&inj.last_app_poll_ns, memory_order_relaxed);
+        uint64_t wake_at = 0;
+
+        if (now - last_app < (uint64_t) inj.watch_ns) {
+            wake_at = last_app + (uint64_t) inj.watch_ns;
+        } else {
+            int armed = 0;
+            inj.lock(inj.lock_arg);
+            for (int tries = 0; tries < LLAMP_MAX_ARM_TRIES && !armed; ++tries) {
+                while (ucp_worker_progress(inj.worker) != 0) {
+                }
+                armed = (ucp_worker_arm(inj.worker) == UCS_OK);
+            }
+            const llamp_delayed_msg *top = llamp_delay_queue_top(&inj.queue);
+            uint64_t next = top ? top->release_ns : 0;
+            inj.unlock(inj.lock_arg);
+
+            if (armed) {
+                watch_worker_fd();
+            }
+            if (next) {
+                now = now_ns();
+                if (next <= now + LLAMP_SPIN_NS) {
+                    while (now_ns() < next) {
+                    }
+                    continue;
+                }
+                wake_at = next - LLAMP_SPIN_NS;
+            }
+            if (!armed && (wake_at == 0 || wake_at > now + (uint64_t) inj.watch_ns)) {
+                wake_at = now + (uint64_t) inj.watch_ns; /* retry arming soon */
+            }
+        }
+
+        set_timer(wake_at);
+        struct epoll_event events[3];
+        int n = epoll_wait(inj.epoll_fd, events, 3, -1);
+        for (int i = 0; i < n; ++i) {
+            uint64_t value;
+            if (events[i].data.fd == inj.stop_fd) {
+                return NULL;
+            }
+            if (events[i].data.fd == inj.timer_fd) {
+                (void) !read(inj.timer_fd, &value, sizeof(value));
+            }
+        }
+    }
+}
+
+int llamp_inject_start_thread(char *err, size_t err_len)
+{
+    if (inj.worker == NULL) {
+        snprintf(err, err_len, "LLAMP_DELTA_L: injector has no UCX worker (not ch4:ucx?)");
+        return -1;
+    }
+    inj.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    inj.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    inj.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (inj.epoll_fd < 0 || inj.timer_fd < 0 || inj.stop_fd < 0) {
+        snprintf(err, err_len, "LLAMP_DELTA_L: cannot create the injector's fds: %s",
+                 strerror(errno));
+        return -1;
+    }
+    struct epoll_event ev = {.events = EPOLLIN};
+    ev.data.fd = inj.timer_fd;
+    epoll_ctl(inj.epoll_fd, EPOLL_CTL_ADD, inj.timer_fd, &ev);
+    ev.data.fd = inj.stop_fd;
+    epoll_ctl(inj.epoll_fd, EPOLL_CTL_ADD, inj.stop_fd, &ev);
+    /* disabled until the worker is armed (one-shot, re-enabled each time) */
+    ev.events = 0;
+    ev.data.fd = inj.worker_fd;
+    epoll_ctl(inj.epoll_fd, EPOLL_CTL_ADD, inj.worker_fd, &ev);
+
+    int rc = pthread_create(&inj.thread, NULL, injector_thread, NULL);
+    if (rc != 0) {
+        snprintf(err, err_len, "LLAMP_DELTA_L: cannot start the injector thread: %s",
+                 strerror(rc));
+        return -1;
+    }
+    inj.thread_running = 1;
+    return 0;
+}
+
+void llamp_inject_stop_thread(void)
+{
+    if (!inj.thread_running) {
+        return;
+    }
+    uint64_t one = 1;
+    (void) !write(inj.stop_fd, &one, sizeof(one));
+    pthread_join(inj.thread, NULL);
+    inj.thread_running = 0;
+}
+
+static void print_stats(void)
+{
+    uint64_t total = 0;
+    char by_type[512] = "";
+    size_t used = 0;
+
+    for (unsigned id = 0; id < LLAMP_AM_ID_SLOTS; ++id) {
+        if (inj.delayed_by_am[id] == 0) {
+            continue;
+        }
+        total += inj.delayed_by_am[id];
+        int w = snprintf(by_type + used, sizeof(by_type) - used, "%s%s:%" PRIu64,
+                         used ? "," : "", ucp_llamp_am_name((uint8_t) id),
+                         inj.delayed_by_am[id]);
+        if (w > 0 && (size_t) w < sizeof(by_type) - used) {
+            used += (size_t) w;
+        }
+    }
+    int64_t median = llamp_lateness_quantile(&inj.lateness, 0.5);
+    int64_t p99 = llamp_lateness_quantile(&inj.lateness, 0.99);
+    int64_t max = llamp_lateness_quantile(&inj.lateness, 1.0);
+    fprintf(stderr,
+            "llamp-inject: rank=%d delta_l_ns=%" PRId64 " delayed=%" PRIu64
+            " lateness_median_ns=%" PRId64 " lateness_p99_ns=%" PRId64
+            " lateness_max_ns=%" PRId64 " dropped_at_finalize=%" PRIu64 " by_type=%s\n",
+            inj.rank, inj.delta_ns, total, median, p99, max, inj.dropped_at_finalize,
+            used ? by_type : "none");
+}
+
+void llamp_inject_ucx_unbind(void)
+{
+    llamp_inject_stop_thread();
+    llamp_delayed_msg msg;
+    while (llamp_delay_queue_pop(&inj.queue, &msg) == 0) {
+        /* left over at finalize: nobody can receive it any more */
+        ++inj.dropped_at_finalize;
+        if (msg.owned) {
+            free(msg.data);
+        } else {
+            ucp_worker_llamp_drop(msg.data, msg.am_flags);
+        }
+    }
+    if (inj.stats) {
+        print_stats();
+    }
+    llamp_delay_queue_free(&inj.queue);
+    llamp_lateness_free(&inj.lateness);
+    inj.worker = NULL;
+    int *fds[] = {&inj.epoll_fd, &inj.timer_fd, &inj.stop_fd};
+    for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); ++i) {
+        if (*fds[i] >= 0) {
+            close(*fds[i]);
+            *fds[i] = -1;
+        }
+    }
+}

@@ -1,0 +1,317 @@
+/*
+ * inject_probe: MPI scenarios that observe the latency injector from the
+ * application's side.  Built with the patched prefix's mpicc, run under
+ * mpiexec -n 2 (collective: -n 4).  Prints "key=value" lines on rank 0 that
+ * tests/injector/injector_mpi_test.cpp and scripts/inject-accuracy.sh parse.
+ *
+ * One node shares CLOCK_MONOTONIC, so the sender writes its send time into
+ * the message and the receiver measures one-way latency directly.
+ */
+#define _GNU_SOURCE
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int rank, size;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+static double quantile(double *v, int n, double q)
+{
+    qsort(v, n, sizeof(*v), cmp_double);
+    int i = (int) (q * n + 0.999999) - 1;
+    if (i < 0) i = 0;
+    if (i >= n) i = n - 1;
+    return v[i];
+}
+
+static void busy_until(double t_us)
+{
+    while (now_us() < t_us) {
+    }
+}
+
+/* Ping-pong: half round trip and one-way latency (send stamp in payload). */
+static void pingpong(int bytes, int reps)
+{
+    char *buf = calloc(1, bytes < 8 ? 8 : bytes);
+    double *half = malloc(sizeof(double) * reps);
+    double *oneway = malloc(sizeof(double) * reps);
+    int peer = 1 - rank;
+    for (int i = -20; i < reps; ++i) { /* 20 warm-up rounds */
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0) {
+            double t0 = now_us();
+            memcpy(buf, &t0, sizeof(t0));
+            MPI_Send(buf, bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+            MPI_Recv(buf, bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            double t1 = now_us();
+            double sent;
+            memcpy(&sent, buf, sizeof(sent));
+            if (i >= 0) {
+                half[i] = (t1 - t0) / 2;
+                oneway[i] = t1 - sent;
+            }
+        } else {
+            MPI_Recv(buf, bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            double t = now_us();
+            memcpy(buf, &t, sizeof(t));
+            MPI_Send(buf, bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+        }
+    }
+    if (rank == 0) {
+        printf("bytes=%d reps=%d\n", bytes, reps);
+        printf("half_rtt_median_us=%.3f\n", quantile(half, reps, 0.5));
+        printf("oneway_median_us=%.3f\n", quantile(oneway, reps, 0.5));
+        printf("oneway_p99_us=%.3f\n", quantile(oneway, reps, 0.99));
+    }
+    free(buf);
+    free(half);
+    free(oneway);
+}
+
+/* Fig. 8: back-to-back eager sends to pre-posted receives; report when the
+ * last one completed relative to when it was sent. */
+static void fig8(int count)
+{
+    double *stamps = calloc(count, sizeof(double));
+    MPI_Request *reqs = malloc(sizeof(MPI_Request) * count);
+    if (rank == 1) {
+        for (int i = 0; i < count; ++i)
+            MPI_Irecv(&stamps[i], 1, MPI_DOUBLE, 0, i, MPI_COMM_WORLD, &reqs[i]);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        double first = now_us();
+        for (int i = 0; i < count; ++i) {
+            stamps[i] = now_us();
+            MPI_Send(&stamps[i], 1, MPI_DOUBLE, 1, i, MPI_COMM_WORLD);
+        }
+        double send_span = now_us() - first;
+        MPI_Send(&send_span, 1, MPI_DOUBLE, 1, count, MPI_COMM_WORLD);
+    } else {
+        MPI_Waitall(count, reqs, MPI_STATUSES_IGNORE);
+        double done = now_us();
+        double send_span;
+        MPI_Recv(&send_span, 1, MPI_DOUBLE, 0, count, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        double res[2] = {done - stamps[count - 1], send_span};
+        MPI_Send(res, 2, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
+    }
+    if (rank == 0) {
+        double res[2];
+        MPI_Recv(res, 2, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("count=%d\nlast_oneway_us=%.3f\nsend_span_us=%.3f\n", count, res[0], res[1]);
+    }
+    free(stamps);
+    free(reqs);
+}
+
+/* Unexpected message: the receiver computes for wait_us, then posts.  Reports
+ * how long the posted receive took and the total one-way time. */
+static void unexpected(double wait_us)
+{
+    double sent = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        sent = now_us();
+        MPI_Send(&sent, 1, MPI_DOUBLE, 1, 7, MPI_COMM_WORLD);
+    } else {
+        double start = now_us();
+        busy_until(start + wait_us); /* computing, not in MPI */
+        double posted = now_us();
+        MPI_Recv(&sent, 1, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        double done = now_us();
+        double res[2] = {done - posted, done - sent};
+        MPI_Send(res, 2, MPI_DOUBLE, 0, 8, MPI_COMM_WORLD);
+    }
+    if (rank == 0) {
+        double res[2];
+        MPI_Recv(res, 2, MPI_DOUBLE, 1, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("recv_wait_us=%.3f\noneway_us=%.3f\n", res[0], res[1]);
+    }
+}
+
+/* ANY_SOURCE + Waitany + Test loop, MPI_THREAD_MULTIPLE; one-way measured. */
+static void anysource(int reps)
+{
+    double *ow = malloc(sizeof(double) * reps);
+    for (int i = 0; i < reps; ++i) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0) {
+            double sent = now_us();
+            MPI_Send(&sent, 1, MPI_DOUBLE, 1, i, MPI_COMM_WORLD);
+        } else {
+            double sent;
+            MPI_Request req[2];
+            double dummy;
+            MPI_Irecv(&sent, 1, MPI_DOUBLE, MPI_ANY_SOURCE, i, MPI_COMM_WORLD, &req[0]);
+            MPI_Irecv(&dummy, 1, MPI_DOUBLE, 0, 1 << 20, MPI_COMM_WORLD, &req[1]);
+            int idx, flag = 0;
+            if (i % 2) {
+                MPI_Waitany(2, req, &idx, MPI_STATUS_IGNORE);
+            } else {
+                while (!flag)
+                    MPI_Test(&req[0], &flag, MPI_STATUS_IGNORE);
+                idx = 0;
+            }
+            ow[i] = now_us() - sent;
+            if (idx != 0) {
+                fprintf(stderr, "Waitany returned index %d\n", idx);
+                MPI_Abort(MPI_COMM_WORLD, 3);
+            }
+            MPI_Cancel(&req[1]);
+            MPI_Wait(&req[1], MPI_STATUS_IGNORE);
+        }
+    }
+    if (rank == 1) {
+        double med = quantile(ow, reps, 0.5);
+        MPI_Send(&med, 1, MPI_DOUBLE, 0, 9, MPI_COMM_WORLD);
+    } else {
+        double med;
+        MPI_Recv(&med, 1, MPI_DOUBLE, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("oneway_median_us=%.3f\n", med);
+    }
+    free(ow);
+}
+
+/* Allreduce of 8 bytes on all ranks: median time per call. */
+static void collective(int reps)
+{
+    double *t = malloc(sizeof(double) * reps);
+    for (int i = -10; i < reps; ++i) {
+        double in = rank + i, out;
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = now_us();
+        MPI_Allreduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        double t1 = now_us();
+        double expect = size * (size - 1) / 2.0 + (double) size * i;
+        if (out != expect) {
+            fprintf(stderr, "Allreduce: got %f expected %f\n", out, expect);
+            MPI_Abort(MPI_COMM_WORLD, 4);
+        }
+        if (i >= 0) t[i] = t1 - t0;
+    }
+    double med = quantile(t, reps, 0.5);
+    if (rank == 0) printf("ranks=%d\nallreduce_median_us=%.3f\n", size, med);
+    free(t);
+}
+
+/* Many small messages on several tags and two communicators, receiver checks
+ * that each (source, tag, comm) stream arrives in order and nothing is lost. */
+static void flood(long count)
+{
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    const int tags = 4, window = 256;
+    long errors = 0, received = 0;
+    if (rank == 0) {
+        long seq[2][4] = {{0}};
+        MPI_Request reqs[256];
+        long payload[256];
+        for (long i = 0; i < count; i += window) {
+            int n = (int) (count - i < window ? count - i : window);
+            for (int k = 0; k < n; ++k) {
+                long m = i + k;
+                int tag = (int) (m % tags), c = (int) ((m / tags) % 2);
+                payload[k] = seq[c][tag]++;
+                MPI_Isend(&payload[k], 1, MPI_LONG, 1, tag, c ? dup : MPI_COMM_WORLD, &reqs[k]);
+            }
+            MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+        }
+    } else {
+        long expect[2][4] = {{0}};
+        for (long m = 0; m < count; ++m) {
+            long v;
+            MPI_Status st;
+            int c = (int) ((m / tags) % 2);
+            MPI_Recv(&v, 1, MPI_LONG, 0, MPI_ANY_TAG, c ? dup : MPI_COMM_WORLD, &st);
+            if (v != expect[c][st.MPI_TAG]++) ++errors;
+            ++received;
+        }
+        long res[2] = {received, errors};
+        MPI_Send(res, 2, MPI_LONG, 0, 5, MPI_COMM_WORLD);
+    }
+    if (rank == 0) {
+        long res[2];
+        MPI_Recv(res, 2, MPI_LONG, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("sent=%ld\nreceived=%ld\norder_errors=%ld\n", count, res[0], res[1]);
+    }
+    MPI_Comm_free(&dup);
+}
+
+/* Deterministic results (identical with and without injection). */
+static void results(void)
+{
+    double v[64], sum[64];
+    for (int i = 0; i < 64; ++i) v[i] = (rank + 1) * 0.1 + i;
+    MPI_Allreduce(v, sum, 64, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    int big = 1 << 18;
+    int *arr = malloc(sizeof(int) * big);
+    for (int i = 0; i < big; ++i) arr[i] = rank == 0 ? i * 7 : 0;
+    MPI_Bcast(arr, big, MPI_INT, 0, MPI_COMM_WORLD);
+    unsigned long h = 1469598103934665603ul;
+    for (int i = 0; i < 64; ++i) {
+        unsigned long x;
+        memcpy(&x, &sum[i], sizeof(x));
+        h = (h ^ x) * 1099511628211ul;
+    }
+    for (int i = 0; i < big; ++i) h = (h ^ (unsigned) arr[i]) * 1099511628211ul;
+    if (rank == 0) printf("checksum=%016lx\n", h);
+    free(arr);
+}
+
+/* Compute-only loop; the seconds it took on rank 0. */
+static void compute(long iters)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = now_us();
+    volatile double x = 1.0;
+    for (long i = 0; i < iters; ++i) x = x * 1.0000001 + 1e-9;
+    double t1 = now_us();
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) printf("compute_s=%.6f\n", (t1 - t0) / 1e6);
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc < 2) {
+        if (rank == 0) fprintf(stderr, "usage: inject_probe <scenario> [args]\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    const char *what = argv[1];
+    double a = argc > 2 ? atof(argv[2]) : 0, b = argc > 3 ? atof(argv[3]) : 0;
+    if (rank == 0) printf("scenario=%s\nthread_provided=%d\n", what, provided);
+    if (!strcmp(what, "pingpong")) pingpong((int) a, (int) b);
+    else if (!strcmp(what, "fig8")) fig8((int) a);
+    else if (!strcmp(what, "unexpected")) unexpected(a);
+    else if (!strcmp(what, "anysource")) anysource((int) a);
+    else if (!strcmp(what, "collective")) collective((int) a);
+    else if (!strcmp(what, "flood")) flood((long) a);
+    else if (!strcmp(what, "results")) results();
+    else if (!strcmp(what, "compute")) compute((long) a);
+    else {
+        if (rank == 0) fprintf(stderr, "inject_probe: unknown scenario '%s'\n", what);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    fflush(stdout);
+    MPI_Finalize();
+    return 0;
+}
