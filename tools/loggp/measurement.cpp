@@ -1,0 +1,122 @@
+#include "measurement.hpp"
+
+#include <algorithm>
+#include <map>
+#include <random>
+
+namespace llamp::loggp {
+namespace {
+
+int reps_for(const MeasurementPlan& plan, std::size_t bytes) {
+  if (bytes <= plan.reps_full_bytes) return plan.reps;
+  const double scaled = static_cast<double>(plan.reps) * static_cast<double>(plan.reps_full_bytes) /
+                        static_cast<double>(bytes);
+  return std::max(plan.min_reps, static_cast<int>(scaled));
+}
+
+struct Samples {
+  std::vector<double> half_rtt, o_send, o_recv;
+};
+
+SizePoint summarise_point(std::size_t bytes, const Samples& s, bool rendezvous) {
+  SizePoint p;
+  p.bytes = bytes;
+  p.half_rtt_ns = summarize(s.half_rtt);
+  p.o_send_ns = summarize(s.o_send);
+  p.o_recv_ns = summarize(s.o_recv);
+  p.rendezvous = rendezvous;
+  return p;
+}
+
+bool is_rendezvous(const ProtocolSwitch& protocol, std::size_t bytes) {
+  return protocol.observed && bytes > protocol.S_bytes;
+}
+
+// Field-wise median / min / max of the per-round parameters.
+void combine_rounds(Measurement& m) {
+  auto pick = [&](auto member) {
+    std::vector<double> values;
+    for (const RoundResult& r : m.rounds) values.push_back(r.params.*member);
+    const Summary s = summarize(values);
+    m.params.*member = s.median;
+    m.spread_min.*member = s.min;
+    m.spread_max.*member = s.max;
+  };
+  pick(&Parameters::L_ns);
+  pick(&Parameters::L_measured_ns);
+  pick(&Parameters::o_send_ns);
+  pick(&Parameters::o_recv_ns);
+  pick(&Parameters::o_ns);
+  pick(&Parameters::g_ns);
+  pick(&Parameters::G_ns_per_byte);
+}
+
+}  // namespace
+
+std::vector<std::size_t> power_of_two_sizes(std::size_t max_bytes) {
+  std::vector<std::size_t> sizes;
+  for (std::size_t s = 1; s <= max_bytes; s *= 2) sizes.push_back(s);
+  return sizes;
+}
+
+Measurement measure(const ProbeContext& ctx, const MeasurementPlan& plan) {
+  Measurement m;
+  m.protocol = find_protocol_switch(ctx, plan.sizes, plan.protocol_reps, plan.protocol_extra_delay_ns);
+
+  m.clock_overhead_ns = share_from_client(ctx, clock_read_overhead_ns());
+  // A timed interval contains one clock read; a half round trip half of one.
+  auto corrected = [&](std::vector<double> samples, double share) {
+    for (double& v : samples) v -= share * m.clock_overhead_ns;
+    return samples;
+  };
+
+  std::map<std::size_t, Samples> pooled;
+  std::mt19937 shuffle(plan.shuffle_seed);
+  for (int round = 0; round < plan.rounds; ++round) {
+    std::vector<std::size_t> order = plan.sizes;
+    std::shuffle(order.begin(), order.end(), shuffle);  // same seed on both ranks: same order
+    std::map<std::size_t, Samples> samples;
+    // The receiver's delay in the overhead probe must cover the ack's trip and the data's trip;
+    // the 0-byte half round trip is measured first in every round for that purpose.
+    const std::vector<double> zero_trips = half_round_trips(ctx, 0, plan.reps, plan.warmup);
+    const double zero_half_rtt = share_from_client(ctx, ctx.rank == 0 ? summarize(zero_trips).median : 0.0);
+    for (std::size_t bytes : order) {
+      const int reps = reps_for(plan, bytes);
+      Samples& s = samples[bytes];
+      s.half_rtt = corrected(half_round_trips(ctx, bytes, reps, plan.warmup), 0.5);
+      const double half_rtt = share_from_client(ctx, ctx.rank == 0 ? summarize(s.half_rtt).median : 0.0);
+      const double delay = 2 * (zero_half_rtt + half_rtt) + 5'000;
+      OverheadSamples o = overheads(ctx, bytes, reps, plan.warmup, delay);
+      s.o_send = corrected(std::move(o.send_ns), 1.0);
+      s.o_recv = corrected(std::move(o.recv_ns), 1.0);
+    }
+    const std::vector<double> gaps = burst_gaps(ctx, plan.reference_bytes, plan.burst, plan.reps / 5 + 3);
+    if (ctx.rank != 0) continue;
+
+    RoundResult result;
+    for (std::size_t bytes : plan.sizes) {
+      const Samples& s = samples[bytes];
+      result.points.push_back(summarise_point(bytes, s, is_rendezvous(m.protocol, bytes)));
+      Samples& all = pooled[bytes];
+      all.half_rtt.insert(all.half_rtt.end(), s.half_rtt.begin(), s.half_rtt.end());
+      all.o_send.insert(all.o_send.end(), s.o_send.begin(), s.o_send.end());
+      all.o_recv.insert(all.o_recv.end(), s.o_recv.begin(), s.o_recv.end());
+    }
+    result.gap_ns = summarize(gaps);
+    result.params = derive_parameters(result.points, plan.reference_bytes, result.gap_ns.median,
+                                      plan.min_fit_bytes);
+    m.rounds.push_back(std::move(result));
+  }
+  if (ctx.rank != 0) return m;
+
+  for (std::size_t bytes : plan.sizes)
+    m.pooled.push_back(summarise_point(bytes, pooled[bytes], is_rendezvous(m.protocol, bytes)));
+  // Fit details (sizes used, R²) come from the pooled table; the numbers from the round medians.
+  m.params = derive_parameters(m.pooled, plan.reference_bytes, 0, plan.min_fit_bytes);
+  m.spread_min = m.params;
+  m.spread_max = m.params;
+  combine_rounds(m);
+  return m;
+}
+
+}  // namespace llamp::loggp

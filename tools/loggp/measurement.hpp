@@ -1,0 +1,52 @@
+#pragma once
+// The whole llamp-loggp experiment: protocol switch first, then `rounds` sweeps over all sizes
+// (ping-pong, send/receive overhead, burst gap), each sweep in its own shuffled size order so
+// slow drift of a shared machine spreads over all sizes instead of biasing the large ones.
+// Parameters are derived per round; the result is their median, the spread their range.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "loggp_model.hpp"
+#include "probes.hpp"
+#include "protocol_switch.hpp"
+
+namespace llamp::loggp {
+
+struct MeasurementPlan {
+  std::vector<std::size_t> sizes;  // ascending, powers of two from 1 B up
+  int rounds = 3;
+  int reps = 50;                // repetitions per size and round for sizes up to reps_full_bytes
+  std::size_t reps_full_bytes = 64 * 1024;  // above this, repetitions shrink with the size
+  int min_reps = 5;
+  int warmup = 3;
+  int burst = 32;
+  int protocol_reps = 5;
+  double protocol_extra_delay_ns = 200'000;
+  std::size_t reference_bytes = 1;
+  std::size_t min_fit_bytes = 4096;
+  unsigned shuffle_seed = 12345;
+};
+
+struct RoundResult {
+  std::vector<SizePoint> points;  // per size, this round's samples summarised
+  Summary gap_ns;
+  Parameters params;
+};
+
+struct Measurement {
+  ProtocolSwitch protocol;
+  double clock_overhead_ns = 0;  // subtracted from every sample (see clock_read_overhead_ns)
+  std::vector<RoundResult> rounds;
+  std::vector<SizePoint> pooled;  // per size, all rounds' samples together
+  Parameters params;              // per-parameter median over rounds
+  Parameters spread_min, spread_max;  // per-parameter extremes over rounds
+};
+
+// Collective over the two ranks of ctx.comm; the full result is on rank 0.
+Measurement measure(const ProbeContext& ctx, const MeasurementPlan& plan);
+
+// Powers of two from 1 B up to max_bytes (inclusive if a power of two, else the next lower).
+std::vector<std::size_t> power_of_two_sizes(std::size_t max_bytes);
+
+}  // namespace llamp::loggp

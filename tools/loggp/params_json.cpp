@@ -1,0 +1,149 @@
+#include "params_json.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+#include "llamp/error.hpp"
+
+namespace llamp::loggp {
+namespace {
+
+nlohmann::json summary_json(const Summary& s) {
+  return {{"median", s.median}, {"p25", s.p25}, {"p75", s.p75},
+          {"min", s.min},       {"max", s.max}, {"count", s.count}};
+}
+
+nlohmann::json size_table(const std::vector<SizePoint>& points) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const SizePoint& p : points) {
+    rows.push_back({{"bytes", p.bytes},
+                    {"protocol", p.rendezvous ? "rendezvous" : "eager"},
+                    {"half_rtt_ns", summary_json(p.half_rtt_ns)},
+                    {"o_send_ns", summary_json(p.o_send_ns)},
+                    {"o_recv_ns", summary_json(p.o_recv_ns)}});
+  }
+  return rows;
+}
+
+// Relative spread over rounds: (max - min) / |median|.
+double relative_range(double lo, double hi, double median) {
+  return median == 0 ? 0.0 : (hi - lo) / std::abs(median);
+}
+
+}  // namespace
+
+nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const RunInfo& info) {
+  const Parameters& p = m.params;
+  nlohmann::json medians = {{"L_ns", p.L_ns}, {"L_measured_ns", p.L_measured_ns},           {"o_ns", p.o_ns},
+                            {"o_send_ns", p.o_send_ns}, {"o_recv_ns", p.o_recv_ns},
+                            {"g_ns", p.g_ns},           {"G_ns_per_byte", p.G_ns_per_byte}};
+  nlohmann::json spreads;
+  auto spread = [&](const char* name, double Parameters::*member) {
+    spreads[name] = {{"min", m.spread_min.*member},
+                     {"max", m.spread_max.*member},
+                     {"relative_range", relative_range(m.spread_min.*member, m.spread_max.*member, p.*member)}};
+  };
+  spread("L_ns", &Parameters::L_ns);
+  spread("L_measured_ns", &Parameters::L_measured_ns);
+  spread("o_ns", &Parameters::o_ns);
+  spread("o_send_ns", &Parameters::o_send_ns);
+  spread("o_recv_ns", &Parameters::o_recv_ns);
+  spread("g_ns", &Parameters::g_ns);
+  spread("G_ns_per_byte", &Parameters::G_ns_per_byte);
+
+  nlohmann::json rounds = nlohmann::json::array();
+  for (const RoundResult& r : m.rounds) {
+    rounds.push_back({{"L_ns", r.params.L_ns},
+                      {"L_measured_ns", r.params.L_measured_ns},
+                      {"o_send_ns", r.params.o_send_ns},
+                      {"o_recv_ns", r.params.o_recv_ns},
+                      {"g_ns", r.params.g_ns},
+                      {"G_ns_per_byte", r.params.G_ns_per_byte},
+                      {"burst_gap_ns", summary_json(r.gap_ns)}});
+  }
+  nlohmann::json protocol_probes = nlohmann::json::array();
+  for (const ProtocolProbe& probe : m.protocol.probes)
+    protocol_probes.push_back({{"bytes", probe.bytes},
+                               {"send_wait_increase_ns", probe.send_wait_increase_ns},
+                               {"rendezvous", probe.rendezvous}});
+
+  nlohmann::json method = {
+      {"L", fmt::format("median half round trip of a {} B ping-pong minus o_send and o_recv at that "
+                        "size (and (s-1)G), floored at 0 (L_measured_ns keeps the raw value)",
+                        p.reference_bytes)},
+      {"o_send", "median time inside MPI_Send at the reference size"},
+      {"clock", "steady_clock; the median cost of one clock read is subtracted from every timed "
+                "interval (half of it from a half round trip)"},
+      {"o_recv", "median time inside MPI_Recv posted after the message arrived (receiver delayed "
+                 "by 2 x (0 B + s B half round trip) + 5 us)"},
+      {"o", "(o_send + o_recv) / 2"},
+      {"g", fmt::format("(T(burst of {}) - T(1)) / {} for {} B sends into pre-posted receives; "
+                        "this is max(o_send, g)",
+                        plan.burst, plan.burst - 1, p.reference_bytes)},
+      {"G", fmt::format("least-squares slope of the median half round trip over {} sizes {}..{} B "
+                        "(R^2 = {:.5f})",
+                        p.G_fit_protocol, p.G_fit_min_bytes, p.G_fit_max_bytes, p.G_fit.r_squared)},
+      {"S", fmt::format("largest size whose MPI_Send does not wait for a late receiver (receiver "
+                        "{} us later makes a rendezvous send {} us longer); powers of two, then "
+                        "bisection; a send of more than S bytes uses rendezvous",
+                        m.protocol.extra_delay_ns / 1e3, m.protocol.extra_delay_ns / 1e3)},
+      {"combination", fmt::format("{} rounds, sizes shuffled per round; each parameter is the "
+                                  "median over rounds, its spread the range over rounds",
+                                  plan.rounds)}};
+
+  return {{"format", "llamp-loggp"},
+          {"version", 1},
+          {"L_ns", p.L_ns},
+          {"o_ns", p.o_ns},
+          {"g_ns", p.g_ns},
+          {"G_ns_per_byte", p.G_ns_per_byte},
+          {"S_bytes", m.protocol.S_bytes},
+          {"o_send_ns", p.o_send_ns},
+          {"o_recv_ns", p.o_recv_ns},
+          {"measurement",
+           {{"tool", "llamp-loggp"},
+            {"method", method},
+            {"repetitions", {{"rounds", plan.rounds},
+                             {"per_size", plan.reps},
+                             {"per_size_above_bytes_scaled_from", plan.reps_full_bytes},
+                             {"min_per_size", plan.min_reps},
+                             {"warmup", plan.warmup},
+                             {"protocol_probe", plan.protocol_reps}}},
+            {"reference_bytes", p.reference_bytes},
+            {"clock_read_overhead_ns", m.clock_overhead_ns},
+            {"medians", medians},
+            {"spreads", spreads},
+            {"G_fit", {{"intercept_ns", p.G_fit.intercept},
+                       {"slope_ns_per_byte", p.G_fit.slope},
+                       {"r_squared", p.G_fit.r_squared},
+                       {"points", p.G_fit.points},
+                       {"min_bytes", p.G_fit_min_bytes},
+                       {"max_bytes", p.G_fit_max_bytes},
+                       {"protocol", p.G_fit_protocol}}},
+            {"S_observed", m.protocol.observed},
+            {"protocol_probes", protocol_probes},
+            {"rounds", rounds},
+            {"per_size", size_table(m.pooled)},
+            {"mpi_library", info.mpi_library},
+            {"host", info.host},
+            {"environment", info.environment}}}};
+}
+
+void write_json_file(const nlohmann::json& doc, const std::string& path) {
+  const std::string text = doc.dump(2) + "\n";
+  if (path == "-") {
+    std::cout << text;
+    return;
+  }
+  std::ofstream out(path);
+  if (!out) throw Error(fmt::format("cannot open '{}' for writing: {}", path, std::strerror(errno)));
+  out << text;
+  out.close();
+  if (!out) throw Error(fmt::format("error writing '{}'", path));
+}
+
+}  // namespace llamp::loggp

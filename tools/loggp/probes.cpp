@@ -1,0 +1,183 @@
+#include "probes.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "stats.hpp"
+
+namespace llamp::loggp {
+namespace {
+
+constexpr int kDataTag = 4201;
+constexpr int kAckTag = 4202;
+constexpr int kPeerOf[2] = {1, 0};
+
+double now_ns() {
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::steady_clock::now().time_since_epoch())
+                                 .count());
+}
+
+// A 0-byte exchange that leaves both ranks at (nearly) the same point, so a probe starts with
+// no message in flight and no rank still busy with the previous probe.
+void align(const ProbeContext& ctx) {
+  const int peer = kPeerOf[ctx.rank];
+  if (ctx.rank == 0) {
+    MPI_Send(nullptr, 0, MPI_BYTE, peer, kAckTag, ctx.comm);
+    MPI_Recv(nullptr, 0, MPI_BYTE, peer, kAckTag, ctx.comm, MPI_STATUS_IGNORE);
+  } else {
+    MPI_Recv(nullptr, 0, MPI_BYTE, peer, kAckTag, ctx.comm, MPI_STATUS_IGNORE);
+    MPI_Send(nullptr, 0, MPI_BYTE, peer, kAckTag, ctx.comm);
+  }
+}
+
+// Moves the server's samples to the client, which keeps all results.
+std::vector<double> collect_on_client(const ProbeContext& ctx, std::vector<double> server_samples) {
+  int count = static_cast<int>(server_samples.size());
+  if (ctx.rank == 1) {
+    MPI_Send(&count, 1, MPI_INT, 0, kAckTag, ctx.comm);
+    MPI_Send(server_samples.data(), count, MPI_DOUBLE, 0, kAckTag, ctx.comm);
+    return {};
+  }
+  MPI_Recv(&count, 1, MPI_INT, 1, kAckTag, ctx.comm, MPI_STATUS_IGNORE);
+  std::vector<double> samples(static_cast<std::size_t>(count));
+  MPI_Recv(samples.data(), count, MPI_DOUBLE, 1, kAckTag, ctx.comm, MPI_STATUS_IGNORE);
+  return samples;
+}
+
+}  // namespace
+
+ProbeBuffers::ProbeBuffers(std::size_t max_bytes)
+    : send_(std::max<std::size_t>(max_bytes, 1), 'x'), recv_(std::max<std::size_t>(max_bytes, 1), 0) {}
+
+void spin_for_ns(double ns) {
+  const double deadline = now_ns() + ns;
+  while (now_ns() < deadline) {
+  }
+}
+
+double clock_read_overhead_ns() {
+  std::vector<double> differences;
+  for (int i = 0; i < 2001; ++i) {
+    const double a = now_ns();
+    const double b = now_ns();
+    differences.push_back(b - a);
+  }
+  return summarize(differences).median;
+}
+
+double share_from_client(const ProbeContext& ctx, double value) {
+  MPI_Bcast(&value, 1, MPI_DOUBLE, 0, ctx.comm);
+  return value;
+}
+
+std::vector<double> half_round_trips(const ProbeContext& ctx, std::size_t bytes, int reps, int warmup) {
+  const int n = static_cast<int>(bytes);
+  const int peer = kPeerOf[ctx.rank];
+  std::vector<double> samples;
+  samples.reserve(static_cast<std::size_t>(reps));
+  align(ctx);
+  for (int i = 0; i < warmup + reps; ++i) {
+    if (ctx.rank == 0) {
+      const double start = now_ns();
+      MPI_Send(ctx.buffers->send(), n, MPI_BYTE, peer, kDataTag, ctx.comm);
+      MPI_Recv(ctx.buffers->recv(), n, MPI_BYTE, peer, kDataTag, ctx.comm, MPI_STATUS_IGNORE);
+      if (i >= warmup) samples.push_back((now_ns() - start) / 2);
+    } else {
+      MPI_Recv(ctx.buffers->recv(), n, MPI_BYTE, peer, kDataTag, ctx.comm, MPI_STATUS_IGNORE);
+      MPI_Send(ctx.buffers->send(), n, MPI_BYTE, peer, kDataTag, ctx.comm);
+    }
+  }
+  return samples;
+}
+
+OverheadSamples overheads(const ProbeContext& ctx, std::size_t bytes, int reps, int warmup,
+                          double delay_ns) {
+  const int n = static_cast<int>(bytes);
+  const int peer = kPeerOf[ctx.rank];
+  std::vector<double> mine;
+  mine.reserve(static_cast<std::size_t>(reps));
+  align(ctx);
+  for (int i = 0; i < warmup + reps; ++i) {
+    if (ctx.rank == 0) {
+      const double start = now_ns();
+      MPI_Send(ctx.buffers->send(), n, MPI_BYTE, peer, kDataTag, ctx.comm);
+      const double send_time = now_ns() - start;
+      MPI_Recv(nullptr, 0, MPI_BYTE, peer, kAckTag, ctx.comm, MPI_STATUS_IGNORE);
+      if (i >= warmup) mine.push_back(send_time);
+    } else {
+      // The delay starts when the previous acknowledgement left, so it covers the ack's trip,
+      // the client's send and the data's trip: the caller sizes it from the round trip.
+      spin_for_ns(delay_ns);
+      const double start = now_ns();
+      MPI_Recv(ctx.buffers->recv(), n, MPI_BYTE, peer, kDataTag, ctx.comm, MPI_STATUS_IGNORE);
+      const double recv_time = now_ns() - start;
+      MPI_Send(nullptr, 0, MPI_BYTE, peer, kAckTag, ctx.comm);
+      if (i >= warmup) mine.push_back(recv_time);
+    }
+  }
+  OverheadSamples result;
+  if (ctx.rank == 0) {
+    result.send_ns = std::move(mine);
+    result.recv_ns = collect_on_client(ctx, {});
+  } else {
+    collect_on_client(ctx, std::move(mine));
+  }
+  return result;
+}
+
+namespace {
+
+// One burst: the server pre-posts `burst` receives and says so; the client times `burst`
+// sends plus the server's "all arrived" reply.
+double one_burst(const ProbeContext& ctx, std::size_t bytes, int burst, std::vector<MPI_Request>& requests) {
+  const int n = static_cast<int>(bytes);
+  const int peer = kPeerOf[ctx.rank];
+  if (ctx.rank == 1) {
+    for (int k = 0; k < burst; ++k)
+      MPI_Irecv(ctx.buffers->recv(), n, MPI_BYTE, peer, kDataTag, ctx.comm, &requests[static_cast<std::size_t>(k)]);
+    MPI_Send(nullptr, 0, MPI_BYTE, peer, kAckTag, ctx.comm);
+    MPI_Waitall(burst, requests.data(), MPI_STATUSES_IGNORE);
+    MPI_Send(nullptr, 0, MPI_BYTE, peer, kAckTag, ctx.comm);
+    return 0;
+  }
+  MPI_Recv(nullptr, 0, MPI_BYTE, peer, kAckTag, ctx.comm, MPI_STATUS_IGNORE);
+  const double start = now_ns();
+  for (int k = 0; k < burst; ++k) MPI_Send(ctx.buffers->send(), n, MPI_BYTE, peer, kDataTag, ctx.comm);
+  MPI_Recv(nullptr, 0, MPI_BYTE, peer, kAckTag, ctx.comm, MPI_STATUS_IGNORE);
+  return now_ns() - start;
+}
+
+}  // namespace
+
+std::vector<double> burst_gaps(const ProbeContext& ctx, std::size_t bytes, int burst, int reps) {
+  std::vector<MPI_Request> requests(static_cast<std::size_t>(burst));
+  std::vector<double> samples;
+  align(ctx);
+  one_burst(ctx, bytes, burst, requests);  // warm-up
+  for (int i = 0; i < reps; ++i) {
+    const double single = one_burst(ctx, bytes, 1, requests);
+    const double many = one_burst(ctx, bytes, burst, requests);
+    if (ctx.rank == 0) samples.push_back((many - single) / (burst - 1));
+  }
+  return samples;
+}
+
+double send_wait_increase(const ProbeContext& ctx, std::size_t bytes, int reps,
+                          double base_delay_ns, double extra_delay_ns) {
+  // Alternate the two delays so drift affects both alike.
+  std::vector<double> short_delay, long_delay;
+  for (int i = 0; i < reps; ++i) {
+    const OverheadSamples a = overheads(ctx, bytes, 1, 0, base_delay_ns);
+    const OverheadSamples b = overheads(ctx, bytes, 1, 0, base_delay_ns + extra_delay_ns);
+    if (ctx.rank == 0) {
+      short_delay.push_back(a.send_ns.front());
+      long_delay.push_back(b.send_ns.front());
+    }
+  }
+  if (ctx.rank != 0) return 0;
+  return summarize(long_delay).median - summarize(short_delay).median;
+}
+
+}  // namespace llamp::loggp

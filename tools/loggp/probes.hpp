@@ -1,0 +1,71 @@
+#pragma once
+// The timing experiments behind llamp-loggp, Netgauge style (Hoefler et al., "Low-overhead
+// LogGP parameter assessment"): each is a short exchange between rank 0 (the client, which
+// keeps the samples) and rank 1 (the server). Both ranks call every probe with the same
+// arguments; samples come back on rank 0 only (rank 1 gets an empty vector), in nanoseconds.
+#include <mpi.h>
+
+#include <cstddef>
+#include <vector>
+
+namespace llamp::loggp {
+
+// One message buffer per rank, large enough for the biggest size probed. Touched once so page
+// faults stay out of the timings.
+class ProbeBuffers {
+ public:
+  explicit ProbeBuffers(std::size_t max_bytes);
+  char* send() { return send_.data(); }
+  char* recv() { return recv_.data(); }
+
+ private:
+  std::vector<char> send_;
+  std::vector<char> recv_;
+};
+
+struct ProbeContext {
+  MPI_Comm comm;
+  int rank;  // 0 = client, 1 = server
+  ProbeBuffers* buffers;
+};
+
+// Spins (no sleep, no MPI progress) until `ns` nanoseconds have passed: a delay the peer's
+// messages can arrive during without this rank's CPU doing anything for them.
+void spin_for_ns(double ns);
+
+// Half round trips of a ping-pong with `bytes`-byte messages: the model's o_s + L + (s-1)G + o_r.
+std::vector<double> half_round_trips(const ProbeContext& ctx, std::size_t bytes, int reps, int warmup);
+
+struct OverheadSamples {
+  std::vector<double> send_ns;  // time inside MPI_Send on the client
+  std::vector<double> recv_ns;  // time inside MPI_Recv on the server once the message is there
+};
+
+// Client times MPI_Send; the server spins `delay_ns` before posting MPI_Recv, so the message has
+// already arrived and MPI_Recv costs only the receive overhead. `delay_ns` must exceed the time
+// the message needs to arrive (the caller derives it from the measured round trip). Above the
+// rendezvous threshold the send time includes waiting for the late receiver.
+OverheadSamples overheads(const ProbeContext& ctx, std::size_t bytes, int reps, int warmup,
+                          double delay_ns);
+
+// Time per message of a burst of `burst` back-to-back MPI_Sends into pre-posted receives,
+// with the one-message latency removed: (T(burst) - T(1)) / (burst - 1) per repetition. This is
+// max(o_s, g): the gap only shows when the network, not the CPU, limits the message rate.
+std::vector<double> burst_gaps(const ProbeContext& ctx, std::size_t bytes, int burst, int reps);
+
+// Whether a `bytes`-byte MPI_Send waits for its receiver: the send call is timed with the
+// receiver posting late by two different delays; an eager send's duration does not depend on
+// the delay, a rendezvous send's grows with it. `base_delay_ns` must exceed the message's
+// arrival time. Returns the median increase of the send time (ns) between the two delays on
+// rank 0 and 0 on rank 1.
+double send_wait_increase(const ProbeContext& ctx, std::size_t bytes, int reps,
+                          double base_delay_ns, double extra_delay_ns);
+
+// Median cost of reading the clock once (two back-to-back reads), subtracted from every timed
+// interval: with overheads of ~100 ns the 20-30 ns of a clock read is not negligible.
+double clock_read_overhead_ns();
+
+// Broadcasts a value from rank 0 to rank 1 so both ranks take the same decisions.
+double share_from_client(const ProbeContext& ctx, double value);
+
+}  // namespace llamp::loggp
