@@ -1,0 +1,77 @@
+#pragma once
+// Solving the LP of lp_model.hpp with COIN-OR Clp (paper 000, Sec. II-D):
+//   T(L)      = min t  with l >= L, g >= G              (solve_at)
+//   λ_L, λ_G  = reduced costs of l and g at that optimum
+//   [L_fl, L_fu] = range of L over which the optimal basis stays feasible (Clp primal ranging)
+//   critical latencies in [L_min, L_max]: Algorithm 2, walking down from L_max region by region
+//   tolerance = max l  with t <= T_bound                (max_latency)
+// The model stays loaded between calls, so successive solves warm-start from the last basis
+// (changing the bound of l keeps the basis dual feasible: dual simplex resumes from it).
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "llamp/analyzer/lp_model.hpp"
+
+class ClpSimplex;
+
+namespace llamp::analyzer::lp {
+
+struct LpPoint {
+  double L = 0;
+  double T = 0;         // ns
+  double lambda_L = 0;  // ∂T/∂L: messages on the critical path (rendezvous ones count 3 L)
+  double lambda_G = 0;  // ∂T/∂G: bytes on the critical path
+  // The optimal basis found at L stays optimal for L in [feasible_low, feasible_high] (±inf
+  // when unbounded): T is linear with slope lambda_L there.
+  double feasible_low = 0;
+  double feasible_high = 0;
+  int iterations = 0;  // simplex iterations this solve took
+};
+
+// A point where T(L) changes slope, with the slopes on either side.
+struct CriticalLatency {
+  double L = 0;
+  double lambda_below = 0;
+  double lambda_above = 0;
+};
+
+struct CriticalLatencyWalk {
+  std::vector<CriticalLatency> critical;  // in increasing L
+  std::vector<LpPoint> solves;            // every LP solved, in the order solved (decreasing L)
+};
+
+class LpSolver {
+ public:
+  explicit LpSolver(const LpProblem& lp);
+  ~LpSolver();
+  LpSolver(const LpSolver&) = delete;
+  LpSolver& operator=(const LpSolver&) = delete;
+
+  // min t with l >= L. Throws llamp::Error if Clp does not prove an optimum.
+  LpPoint solve_at(double L);
+
+  // Algorithm 2 on [L_min, L_max]: after solving at L, the next L is
+  // min(L - step, L_fl - epsilon); a slope change between two consecutive regions is reported at
+  // the lower end L_fl of the region above it. With step = 0 every region is visited and the
+  // critical latencies are exact; a positive step trades that for fewer solves (a change inside
+  // a skipped stretch is reported at the lower end of the last region visited above it).
+  CriticalLatencyWalk critical_latencies(double L_min, double L_max, double step);
+
+  // Tolerance LP (Sec. II-D2): max l with t <= T_bound, l >= L_min, g fixed at G.
+  // nullopt when l is unbounded (T does not grow with L); throws llamp::Error when even
+  // L_min exceeds the bound (the LP is infeasible).
+  std::optional<double> max_latency(double T_bound, double L_min);
+
+  const LpProblem& problem() const { return lp_; }
+  ClpSimplex& clp() { return *clp_; }
+
+ private:
+  const LpProblem& lp_;
+  std::unique_ptr<ClpSimplex> clp_;
+};
+
+// Loads an LpProblem into a fresh Clp model (columns, rows, bounds, objective; no names).
+std::unique_ptr<ClpSimplex> make_clp_model(const LpProblem& lp);
+
+}  // namespace llamp::analyzer::lp

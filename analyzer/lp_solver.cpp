@@ -1,0 +1,137 @@
+// Clp side of the LP route: load, solve, read reduced costs and ranges, Algorithm 2, tolerance.
+#include "llamp/analyzer/lp_solver.hpp"
+
+#include <ClpSimplex.hpp>
+#include <CoinPackedMatrix.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "llamp/error.hpp"
+
+namespace llamp::analyzer::lp {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+double clp_bound(double v) {
+  if (v == kInf) return COIN_DBL_MAX;
+  if (v == -kInf) return -COIN_DBL_MAX;
+  return v;
+}
+
+// Reduced costs are sums of ±1 and integer byte counts along paths; they are compared with a
+// tolerance far below 1 message and far above Clp's dual tolerance (1e-7).
+bool same_slope(double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(1.0, std::abs(a)); }
+
+const char* status_text(int status) {
+  switch (status) {
+    case 0: return "optimal";
+    case 1: return "primal infeasible";
+    case 2: return "dual infeasible (unbounded)";
+    case 3: return "stopped on iterations or time";
+    case 4: return "stopped due to errors";
+    default: return "unknown status";
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<ClpSimplex> make_clp_model(const LpProblem& lp) {
+  std::vector<CoinBigIndex> starts(lp.row_start.begin(), lp.row_start.end());
+  std::vector<int> lengths(lp.num_rows());
+  for (int r = 0; r < lp.num_rows(); ++r) lengths[r] = static_cast<int>(starts[r + 1] - starts[r]);
+  // Row-ordered matrix (isColOrdered = false): minor dimension = columns.
+  CoinPackedMatrix matrix(false, lp.num_cols(), lp.num_rows(), lp.num_nonzeros(),
+                          lp.row_value.data(), lp.row_index.data(), starts.data(), lengths.data());
+  std::vector<double> col_lower(lp.col_lower), col_upper(lp.col_upper.size());
+  std::transform(lp.col_upper.begin(), lp.col_upper.end(), col_upper.begin(), clp_bound);
+  std::vector<double> row_upper(lp.num_rows(), COIN_DBL_MAX);
+  auto model = std::make_unique<ClpSimplex>();
+  model->setLogLevel(0);
+  model->loadProblem(matrix, col_lower.data(), col_upper.data(), lp.objective.data(),
+                     lp.row_lower.data(), row_upper.data());
+  model->setOptimizationDirection(1.0);
+  return model;
+}
+
+LpSolver::LpSolver(const LpProblem& lp) : lp_(lp), clp_(make_clp_model(lp)) {}
+LpSolver::~LpSolver() = default;
+
+LpPoint LpSolver::solve_at(double L) {
+  ClpSimplex& m = *clp_;
+  m.setColumnLower(lp_.col_l, L);
+  m.dual();
+  if (m.status() != 0)
+    throw Error(fmt::format("{}: Clp did not solve the LP at L = {} ns: {}", lp_.source, L,
+                            status_text(m.status())));
+  LpPoint pt;
+  pt.L = L;
+  pt.T = m.primalColumnSolution()[lp_.col_t];
+  pt.lambda_L = m.dualColumnSolution()[lp_.col_l];
+  pt.lambda_G = m.dualColumnSolution()[lp_.col_g];
+  pt.iterations = m.numberIterations();
+  if (m.getColumnStatus(lp_.col_l) == ClpSimplex::basic) {
+    // l is basic: its bound is not active, lowering it changes nothing, raising it past l's
+    // value is where the basis would change.
+    pt.feasible_low = -kInf;
+    pt.feasible_high = std::max(L, m.primalColumnSolution()[lp_.col_l]);
+  } else {
+    int which = lp_.col_l, seq_up = -1, seq_down = -1;
+    double up = 0, down = 0;
+    if (m.primalRanging(1, &which, &up, &seq_up, &down, &seq_down) != 0)
+      throw Error(fmt::format("{}: Clp primal ranging failed at L = {} ns", lp_.source, L));
+    pt.feasible_low = down >= 1e300 ? -kInf : L - down;
+    pt.feasible_high = up >= 1e300 ? kInf : L + up;
+  }
+  return pt;
+}
+
+CriticalLatencyWalk LpSolver::critical_latencies(double L_min, double L_max, double step) {
+  if (!(L_min <= L_max)) throw Error(fmt::format("critical latencies: L_min {} > L_max {}", L_min, L_max));
+  if (!(step >= 0)) throw Error("critical latencies: step must be >= 0");
+  CriticalLatencyWalk walk;
+  double L = L_max;
+  for (;;) {
+    LpPoint pt = solve_at(L);
+    if (!walk.solves.empty()) {
+      const LpPoint& above = walk.solves.back();
+      if (!same_slope(above.lambda_L, pt.lambda_L))
+        walk.critical.push_back({std::max(above.feasible_low, L), pt.lambda_L, above.lambda_L});
+    }
+    walk.solves.push_back(pt);
+    if (pt.feasible_low <= L_min || L <= L_min) break;
+    // ε: far above Clp's primal tolerance, far below any latency of interest.
+    const double epsilon = std::max(1e-6, 1e-12 * std::abs(pt.feasible_low));
+    double next = std::min(L - step, pt.feasible_low - epsilon);
+    next = std::max(next, L_min);
+    if (!(next < L)) break;
+    L = next;
+  }
+  std::reverse(walk.critical.begin(), walk.critical.end());
+  return walk;
+}
+
+std::optional<double> LpSolver::max_latency(double T_bound, double L_min) {
+  ClpSimplex m(*clp_);  // a copy: the runtime LP keeps its warm basis
+  std::vector<double> objective(lp_.num_cols(), 0.0);
+  objective[lp_.col_l] = -1.0;  // max l
+  m.chgObjCoefficients(objective.data());
+  m.setColumnLower(lp_.col_l, L_min);
+  m.setColumnUpper(lp_.col_t, T_bound);
+  m.setColumnUpper(lp_.col_g, lp_.params.G_ns_per_byte);
+  m.setColumnLower(lp_.col_g, lp_.params.G_ns_per_byte);
+  m.dual();
+  if (m.isProvenDualInfeasible()) return std::nullopt;
+  if (m.isProvenPrimalInfeasible())
+    throw Error(fmt::format("{}: no latency >= {} ns keeps the runtime within {} ns", lp_.source,
+                            L_min, T_bound));
+  if (m.status() != 0)
+    throw Error(fmt::format("{}: Clp did not solve the tolerance LP: {}", lp_.source,
+                            status_text(m.status())));
+  return m.primalColumnSolution()[lp_.col_l];
+}
+
+}  // namespace llamp::analyzer::lp
