@@ -36,7 +36,8 @@
 #define LLAMP_AM_ID_SLOTS 32
 
 static struct {
-    ucp_worker_h worker;
+    ucp_worker_h worker;         /* NULL when not (or no longer) delaying */
+    ucp_worker_h unbound_worker; /* the worker once bound, for late arrivals */
     int rank;
     void (*lock)(void *);
     void (*unlock)(void *);
@@ -77,6 +78,11 @@ static ucs_status_t defer_am(void *arg, uint8_t am_id, void *data, size_t length
     ucs_status_t status;
 
     (void) arg;
+    if (inj.worker == NULL) {
+        /* after llamp_inject_ucx_unbind (worker teardown): no more delays */
+        ucp_worker_llamp_dispatch(inj.unbound_worker, am_id, data, length, am_flags);
+        return (am_flags & UCT_CB_PARAM_FLAG_DESC) ? UCS_INPROGRESS : UCS_OK;
+    }
     msg.release_ns = now_ns() + (uint64_t) inj.delta_ns;
     msg.length = length;
     msg.am_id = am_id;
@@ -340,6 +346,7 @@ void llamp_inject_ucx_unbind(void)
     }
     llamp_delay_queue_free(&inj.queue);
     llamp_lateness_free(&inj.lateness);
+    inj.unbound_worker = inj.worker;
     inj.worker = NULL;
     int *fds[] = {&inj.epoll_fd, &inj.timer_fd, &inj.stop_fd};
     for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); ++i) {

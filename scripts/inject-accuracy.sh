@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Accuracy of the latency injector: for each target delta L and message size,
+# the added one-way latency (median and p99 over ping-pong messages) against a
+# reference without injection measured in the same shuffled rounds.
+#
+# Usage: scripts/inject-accuracy.sh [--prefix DIR] [--rounds N] [--sizes "8 1048576"]
+#                                   [--deltas "1 10 100 1000"]   (us)
+# --prefix defaults to what scripts/build-patched-mpich.sh --print-prefix says.
+# Prints a Markdown table on stdout; raw per-run lines go to stderr.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+prefix=""
+rounds=3
+sizes="8 1048576"
+deltas="1 10 100 1000"
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --prefix) prefix="$2"; shift 2 ;;
+    --rounds) rounds="$2"; shift 2 ;;
+    --sizes) sizes="$2"; shift 2 ;;
+    --deltas) deltas="$2"; shift 2 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "inject-accuracy.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+[[ -n $prefix ]] || prefix=$("$repo/scripts/build-patched-mpich.sh" --print-prefix)
+[[ -x $prefix/bin/mpicc ]] || { echo "inject-accuracy.sh: no mpicc in $prefix" >&2; exit 1; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$prefix/bin/mpicc" -O2 -o "$work/probe" "$repo/tests/injector/inject_probe.c" \
+  -Wl,-rpath,"$prefix/lib"
+
+reps_for() {  # fewer repetitions where each one takes long
+  local d=$1 bytes=$2
+  if (( d >= 1000 )); then echo 100; elif (( d >= 100 )); then echo 300;
+  elif (( bytes > 65536 )); then echo 500; else echo 2000; fi
+}
+
+# samples: lines "<delta> <bytes> <median_us> <p99_us>"
+samples=$work/samples
+for ((r = 0; r < rounds; ++r)); do
+  for bytes in $sizes; do
+    for d in $(printf '%s\n' 0 $deltas | shuf); do
+      env_delta=""
+      (( d > 0 )) && env_delta="LLAMP_DELTA_L=${d}us"
+      out=$(env LD_LIBRARY_PATH="$prefix/lib" $env_delta LLAMP_INJECT_STATS=1 \
+              "$prefix/bin/mpiexec" -n 2 "$work/probe" pingpong "$bytes" "$(reps_for "$d" "$bytes")" 2>&1)
+      med=$(sed -n 's/^oneway_median_us=//p' <<<"$out")
+      p99=$(sed -n 's/^oneway_p99_us=//p' <<<"$out")
+      [[ -n $med && -n $p99 ]] || { echo "$out" >&2; exit 1; }
+      echo "round=$r bytes=$bytes delta_us=$d oneway_median_us=$med oneway_p99_us=$p99" >&2
+      grep '^llamp-inject:' <<<"$out" >&2 || true
+      echo "$d $bytes $med $p99" >>"$samples"
+    done
+  done
+done
+
+# Medians over rounds; added = injected - reference (delta 0) of the same size.
+awk -v sizes="$sizes" -v deltas="$deltas" '
+  function median(arr, n,   i, j, t) {
+    for (i = 1; i <= n; ++i) for (j = i + 1; j <= n; ++j)
+      if (arr[j] < arr[i]) { t = arr[i]; arr[i] = arr[j]; arr[j] = t }
+    return (n % 2) ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2
+  }
+  { k = $1 " " $2; n[k]++; med[k, n[k]] = $3; p99[k, n[k]] = $4 }
+  END {
+    print "| target ΔL | message size | protocol | added one-way median | added one-way p99 | error of median | allowed |"
+    print "|---|---|---|---|---|---|---|"
+    ns = split(sizes, S, " "); nd = split(deltas, D, " ")
+    for (s = 1; s <= ns; ++s) {
+      kb = "0 " S[s]
+      for (i = 1; i <= n[kb]; ++i) a[i] = med[kb, i]
+      base = median(a, n[kb])
+      for (d = 1; d <= nd; ++d) {
+        k = D[d] " " S[s]
+        for (i = 1; i <= n[k]; ++i) { a[i] = med[k, i]; b[i] = p99[k, i] }
+        m = median(a, n[k]) - base; p = median(b, n[k]) - base
+        allowed = (D[d] * 0.01 > 0.5) ? D[d] * 0.01 : 0.5
+        proto = (S[s] > 65536) ? "rendezvous" : "eager"
+        printf "| %d us | %d B | %s | %.2f us | %.2f us | %+.2f us | %.2f us |\n", D[d], S[s], proto, m, p, m - D[d], allowed
+      }
+    }
+  }' "$samples"
