@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Generates the tracer's MPI wrappers (Caliper wrap.py style).
+
+Inputs:  core/include/llamp/mpi_calls.def  -- which calls, and their family
+         the MPI library's mpi.h (+ the headers it includes from its own folder) -- the prototypes
+Output:  one C++ file with one small wrapper per call.
+
+Each wrapper is stamped from its family's template: copy the arguments into the family's typed
+argument struct (tracer/src/family_args.hpp), take the start timestamp, call PMPI_<name>, take the
+end timestamp, and hand everything to the family's ONE hand-written recording routine
+(tracer/src/record_*.cpp). Nothing about what gets recorded lives here: only plumbing.
+
+Every parameter of every traced call must be mapped (to a struct field, or explicitly ignored)
+so that an MPI header with renamed parameters fails here, loudly, instead of silently tracing less.
+"""
+import argparse
+import os
+import re
+import sys
+
+# family -> (struct, recorder, gate, parameter map)
+#   gate "tracing": the wrapper only forwards while tracing is off or paused.
+#   gate "always":  the recorder runs even when paused (setup, communicator ids, shutdown).
+#   parameter map: name -> struct field, list of fields, or None (not needed for the trace).
+P2P = {"buf": None, "count": "count", "datatype": "datatype", "dest": "peer", "source": "peer",
+       "tag": "tag", "comm": "comm", "request": "request", "status": "status"}
+COLL = {"sendbuf": "sendbuf", "recvbuf": "recvbuf", "buffer": None, "sendcount": "sendcount",
+        "recvcount": "recvcount", "count": "count", "sendtype": "sendtype", "recvtype": "recvtype",
+        "datatype": "datatype", "sendcounts": "sendcounts", "recvcounts": "recvcounts",
+        "sendtypes": "sendtypes", "recvtypes": "recvtypes", "displs": None, "sdispls": None,
+        "rdispls": None, "op": None, "root": "root", "comm": "comm", "request": "request"}
+COMM_CREATE = {"comm": "parent", "comm_old": "parent", "local_comm": "parent", "intercomm": "parent",
+               "newcomm": "newcomm", "comm_cart": "newcomm", "comm_graph": "newcomm",
+               "comm_dist_graph": "newcomm", "newintercomm": "newcomm", "newintracomm": "newcomm",
+               "color": "color", "request": "request", "info": None, "key": None,
+               "split_type": None, "group": None, "tag": None, "ndims": None, "dims": None,
+               "periods": None, "reorder": None, "remain_dims": None, "nnodes": None, "indx": None,
+               "edges": None, "n": None, "sources": None, "degrees": None, "destinations": None,
+               "weights": None, "indegree": None, "sourceweights": None, "outdegree": None,
+               "destweights": None, "local_leader": None, "peer_comm": None, "remote_leader": None,
+               "high": None}
+FAMILIES = {
+    "init": ("InitArgs", "record_init", "always",
+             {"argc": None, "argv": None, "required": "required", "provided": "provided"}),
+    "finalize": ("NoArgs", "record_finalize", "always", {}),
+    "pcontrol": ("PcontrolArgs", "record_pcontrol", "always", {"level": "level"}),
+    "abort": ("AbortArgs", "record_abort", "always", {"comm": "comm", "errorcode": "errorcode"}),
+    "send": ("P2PArgs", "record_send", "tracing", P2P),
+    "recv": ("P2PArgs", "record_recv", "tracing", P2P),
+    "sendrecv": ("SendrecvArgs", "record_sendrecv", "tracing",
+                 {"sendbuf": None, "recvbuf": None, "buf": None,
+                  "sendcount": "sendcount", "recvcount": "recvcount", "count": ["sendcount", "recvcount"],
+                  "sendtype": "sendtype", "recvtype": "recvtype", "datatype": ["sendtype", "recvtype"],
+                  "dest": "dest", "sendtag": "sendtag", "source": "source", "recvtag": "recvtag",
+                  "comm": "comm", "status": "status"}),
+    "isend": ("P2PArgs", "record_isend", "tracing", P2P),
+    "irecv": ("P2PArgs", "record_irecv", "tracing", P2P),
+    "send_init": ("P2PArgs", "record_send_init", "tracing", P2P),
+    "recv_init": ("P2PArgs", "record_recv_init", "tracing", P2P),
+    "start": ("StartArgs", "record_start", "tracing",
+              {"request": "requests", "count": "count", "array_of_requests": "requests"}),
+    "request_free": ("RequestArgs", "record_request_free", "tracing", {"request": "request"}),
+    "cancel": ("RequestArgs", "record_cancel", "tracing", {"request": "request"}),
+    "probe": ("ProbeArgs", "record_probe", "tracing",
+              {"source": "source", "tag": "tag", "comm": "comm", "flag": "flag", "status": "status"}),
+    "mprobe": ("ProbeArgs", "record_mprobe", "tracing",
+               {"source": "source", "tag": "tag", "comm": "comm", "flag": "flag", "message": "message",
+                "status": "status"}),
+    "mrecv": ("MrecvArgs", "record_mrecv", "tracing",
+              {"buf": None, "count": "count", "datatype": "datatype", "message": "message",
+               "request": "request", "status": "status"}),
+    "completion": ("CompletionArgs", "record_completion", "tracing",
+                   {"request": "requests", "array_of_requests": "requests", "count": "count",
+                    "incount": "count", "indx": "index", "flag": "flag", "outcount": "outcount",
+                    "array_of_indices": "indices", "status": "statuses", "array_of_statuses": "statuses"}),
+    "collective": ("CollArgs", "record_collective", "tracing", COLL),
+    "icollective": ("CollArgs", "record_icollective", "tracing", COLL),
+    "comm_create": ("CommCreateArgs", "record_comm_create", "always", COMM_CREATE),
+    "comm_free": ("CommFreeArgs", "record_comm_free", "always", {"comm": "comm"}),
+}
+# Families whose recorder needs a look at the arguments before PMPI runs (request handles that
+# the call will overwrite with MPI_REQUEST_NULL, Abort's flush, ...): <recorder>_before(call, a).
+BEFORE = {"abort", "request_free", "cancel", "mrecv", "completion", "comm_free"}
+
+PROTO_RE = re.compile(r"\bint\s+MPI_(\w+)\s*\(([^;]*?)\)\s*(?:MPICH_\w+\s*(?:\([^)]*\))?\s*)*;", re.S)
+INCLUDE_RE = re.compile(r'#\s*include\s*[<"]([\w.]+)[>"]')
+
+
+def read_calls(def_path):
+    calls = []
+    with open(def_path) as f:
+        text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+    for m in re.finditer(r"LLAMP_CALL\(\s*(\w+)\s*,\s*(\w+)\s*\)", text):
+        calls.append((m.group(1), m.group(2)))
+    if not calls:
+        sys.exit(f"{def_path}: no LLAMP_CALL lines found")
+    return calls
+
+
+def read_prototypes(mpi_h):
+    """Prototypes from mpi.h and the headers it includes that live beside it (mpi_proto.h)."""
+    folder = os.path.dirname(mpi_h)
+    protos, seen, todo = {}, set(), [mpi_h]
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        with open(path) as f:
+            text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+        for inc in INCLUDE_RE.findall(text):
+            candidate = os.path.join(folder, inc)
+            if os.path.exists(candidate) and not inc.startswith("mpicxx"):
+                todo.append(candidate)
+        for m in PROTO_RE.finditer(text):
+            protos.setdefault(m.group(1), " ".join(m.group(2).split()))
+    return protos
+
+
+def parse_params(text, where):
+    """'const void *buf, int count' -> [(decl, name, type_without_name)]."""
+    if text.strip() in ("", "void"):
+        return []
+    out = []
+    for decl in (p.strip() for p in text.split(",")):
+        if decl == "...":
+            out.append((decl, "...", "..."))
+            continue
+        m = re.match(r"^(.*?)(\w+)\s*((?:\[\s*\w*\s*\])*)$", decl)
+        if not m:
+            sys.exit(f"{where}: cannot parse parameter '{decl}'")
+        out.append((decl, m.group(2), (m.group(1) + m.group(3)).strip()))
+    return out
+
+
+def wrapper(name, family, params, where):
+    struct, recorder, gate, pmap = FAMILIES[family]
+    raw_args = ", ".join(p[1] for p in params if p[1] != "...")
+    decls = ", ".join(p[0] for p in params) or "void"
+    pre, fill, args = [], [], []
+    count_param = next((p[1] for p in params if p[1] in ("count", "incount")), None)
+    for decl, pname, ptype in params:
+        if pname == "...":
+            continue
+        if pname not in pmap:
+            sys.exit(f"{where}: parameter '{pname}' of MPI_{name} is not mapped for family '{family}' "
+                     f"(add it to gen_wrappers.py)")
+        arg = pname
+        if "MPI_Status" in ptype and pname == "status":
+            # Substitute our own status for MPI_STATUS_IGNORE: receives must record what arrived.
+            pre.append(f"  MPI_Status llamp_own_status;\n"
+                       f"  MPI_Status* const llamp_status = {pname} == MPI_STATUS_IGNORE ? &llamp_own_status : {pname};\n"
+                       f"  a.status_ignored = {pname} == MPI_STATUS_IGNORE;")
+            arg = "llamp_status"
+        elif "MPI_Status" in ptype:
+            if count_param is None:
+                sys.exit(f"{where}: status array of MPI_{name} without a count parameter")
+            pre.append(f"  MPI_Status* const llamp_status = ::llamp::tracer::statuses_or({pname}, {count_param});\n"
+                       f"  a.status_ignored = {pname} == MPI_STATUSES_IGNORE;")
+            arg = "llamp_status"
+        args.append(arg)
+        fields = pmap[pname]
+        for field in ([fields] if isinstance(fields, str) else fields or []):
+            fill.append(f"  a.{field} = {arg};")
+    call = f"::llamp::trace::Call::{name}"
+    fast = (f"  if (!::llamp::tracer::tracing()) return PMPI_{name}({raw_args});\n"
+            if gate == "tracing" else "")
+    before = f"  LLAMP_TRACER_GUARD(::llamp::tracer::{recorder}_before({call}, a));\n" if family in BEFORE else ""
+    body = "\n".join(x for x in ["\n".join(pre), "\n".join(fill)] if x)
+    return (f"extern \"C\" LLAMP_TRACER_EXPORT int MPI_{name}({decls}) {{\n"
+            f"{fast}"
+            f"  ::llamp::tracer::{struct} a{{}};\n"
+            f"{body}\n"
+            f"{before}"
+            f"  const uint64_t t0 = ::llamp::tracer::call_begin();\n"
+            f"  const int rc = PMPI_{name}({', '.join(args)});\n"
+            f"  const uint64_t t1 = ::llamp::tracer::call_end();\n"
+            f"  LLAMP_TRACER_GUARD(::llamp::tracer::{recorder}({call}, t0, t1, rc, a));\n"
+            f"  return rc;\n"
+            f"}}\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--calls", required=True, help="mpi_calls.def")
+    ap.add_argument("--mpi-header", required=True, help="the MPI library's mpi.h")
+    ap.add_argument("--out", required=True)
+    opts = ap.parse_args()
+
+    calls = read_calls(opts.calls)
+    protos = read_prototypes(opts.mpi_header)
+    parts = [
+        "// GENERATED by tracer/gen_wrappers.py from core/include/llamp/mpi_calls.def and\n"
+        f"// {opts.mpi_header}. Do not edit: change the generator or the recorders.\n",
+        "#include \"wrapper_support.hpp\"\n",
+    ]
+    for name, family in calls:
+        if family not in FAMILIES:
+            sys.exit(f"{opts.calls}: call {name} has family '{family}' that gen_wrappers.py has no template for")
+        if name not in protos:
+            sys.exit(f"{opts.mpi_header}: no prototype for MPI_{name} (needed by {opts.calls})")
+        where = f"{opts.mpi_header}: MPI_{name}"
+        parts.append(wrapper(name, family, parse_params(protos[name], where), where))
+    tmp = opts.out + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(parts))
+    os.replace(tmp, opts.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+// The collective families. bytes = what this rank sends per peer block, bytes2 = what it
+// receives per block; the v/w variants (and Reduce_scatter) list per comm-rank bytes instead.
+// Counts that MPI declares "significant only at root" are read only at the root.
+#include "comm_registry.hpp"
+#include "wrapper_support.hpp"
+
+namespace llamp::tracer {
+namespace {
+
+// The blocking call with the same arguments as `c`.
+Call blocking_of(Call c) {
+  switch (c) {
+    case Call::Ibarrier: return Call::Barrier;
+    case Call::Ibcast: return Call::Bcast;
+    case Call::Igather: return Call::Gather;
+    case Call::Igatherv: return Call::Gatherv;
+    case Call::Iscatter: return Call::Scatter;
+    case Call::Iscatterv: return Call::Scatterv;
+    case Call::Iallgather: return Call::Allgather;
+    case Call::Iallgatherv: return Call::Allgatherv;
+    case Call::Ialltoall: return Call::Alltoall;
+    case Call::Ialltoallv: return Call::Alltoallv;
+    case Call::Ialltoallw: return Call::Alltoallw;
+    case Call::Ireduce: return Call::Reduce;
+    case Call::Iallreduce: return Call::Allreduce;
+    case Call::Ireduce_scatter: return Call::Reduce_scatter;
+    case Call::Ireduce_scatter_block: return Call::Reduce_scatter_block;
+    case Call::Iscan: return Call::Scan;
+    case Call::Iexscan: return Call::Exscan;
+    default: return c;
+  }
+}
+
+void per_rank(std::vector<uint64_t>& out, const int* counts, MPI_Datatype type, size_t n) {
+  if (!counts) return;
+  int size = 0;
+  if (type != MPI_DATATYPE_NULL) PMPI_Type_size(type, &size);
+  out.resize(n);
+  for (size_t i = 0; i < n; ++i) out[i] = counts[i] > 0 ? static_cast<uint64_t>(counts[i]) * static_cast<uint64_t>(size) : 0;
+}
+
+void per_rank_w(std::vector<uint64_t>& out, const int* counts, const MPI_Datatype* types, size_t n) {
+  if (!counts || !types) return;
+  out.resize(n);
+  for (size_t i = 0; i < n; ++i) out[i] = bytes_of(counts[i], types[i]);
+}
+
+const CommInfo* fill_collective(trace::Event& e, Call c, const CollArgs& a) {
+  const CommInfo* ci = comm_info(a.comm);
+  e.comm = ci->id;
+  if (ci->inter) e.flags |= trace::kFlagIntercomm;
+  const bool in_place = a.sendbuf == MPI_IN_PLACE || a.recvbuf == MPI_IN_PLACE;
+  if (in_place) e.flags |= trace::kFlagInPlace;
+  bool at_root = false;
+  if (a.root != kNoRootArg) {
+    e.root = ci->root_world(a.root);
+    if (ci->inter) {
+      at_root = a.root == MPI_ROOT;
+    } else {
+      int me = 0;
+      PMPI_Comm_rank(a.comm, &me);
+      at_root = me == a.root;
+    }
+  }
+  const size_t n = ci->peers();
+  const uint64_t send_block = bytes_of(a.sendcount, a.sendtype);
+  const uint64_t recv_block = bytes_of(a.recvcount, a.recvtype);
+  switch (blocking_of(c)) {
+    case Call::Barrier:
+      break;
+    case Call::Bcast:
+    case Call::Reduce:
+    case Call::Allreduce:
+    case Call::Scan:
+    case Call::Exscan:
+      e.bytes = e.bytes2 = bytes_of(a.count, a.datatype);
+      break;
+    case Call::Gather:
+      e.bytes = a.sendbuf == MPI_IN_PLACE ? recv_block : send_block;
+      e.bytes2 = at_root ? recv_block : 0;
+      break;
+    case Call::Scatter:
+      e.bytes = at_root ? send_block : 0;
+      e.bytes2 = a.recvbuf == MPI_IN_PLACE ? send_block : recv_block;
+      break;
+    case Call::Allgather:
+    case Call::Alltoall:
+      e.bytes = a.sendbuf == MPI_IN_PLACE ? recv_block : send_block;
+      e.bytes2 = recv_block;
+      break;
+    case Call::Gatherv:
+      e.bytes = send_block;
+      if (at_root) per_rank(e.recv_counts, a.recvcounts, a.recvtype, n);
+      break;
+    case Call::Scatterv:
+      e.bytes2 = recv_block;
+      if (at_root) per_rank(e.send_counts, a.sendcounts, a.sendtype, n);
+      break;
+    case Call::Allgatherv:
+      e.bytes = send_block;
+      per_rank(e.recv_counts, a.recvcounts, a.recvtype, n);
+      break;
+    case Call::Alltoallv:
+      if (a.sendbuf == MPI_IN_PLACE) {
+        per_rank(e.send_counts, a.recvcounts, a.recvtype, n);
+      } else {
+        per_rank(e.send_counts, a.sendcounts, a.sendtype, n);
+      }
+      per_rank(e.recv_counts, a.recvcounts, a.recvtype, n);
+      break;
+    case Call::Alltoallw:
+      if (a.sendbuf == MPI_IN_PLACE) {
+        per_rank_w(e.send_counts, a.recvcounts, a.recvtypes, n);
+      } else {
+        per_rank_w(e.send_counts, a.sendcounts, a.sendtypes, n);
+      }
+      per_rank_w(e.recv_counts, a.recvcounts, a.recvtypes, n);
+      break;
+    case Call::Reduce_scatter: {
+      // Each rank contributes the whole vector and gets back its own block.
+      per_rank(e.recv_counts, a.recvcounts, a.datatype, ci->local.size());
+      uint64_t total = 0;
+      for (uint64_t b : e.recv_counts) total += b;
+      e.bytes = total;
+      int me = 0;
+      PMPI_Comm_rank(a.comm, &me);
+      if (me >= 0 && static_cast<size_t>(me) < e.recv_counts.size()) e.bytes2 = e.recv_counts[static_cast<size_t>(me)];
+      break;
+    }
+    case Call::Reduce_scatter_block:
+      e.bytes2 = bytes_of(a.recvcount, a.datatype);
+      e.bytes = e.bytes2 * ci->local.size();
+      break;
+    default:
+      break;
+  }
+  return ci;
+}
+
+}  // namespace
+
+void record_collective(Call c, uint64_t t0, uint64_t t1, int rc, const CollArgs& a) {
+  ThreadState& ts = thread_state();
+  fill_collective(start_event(ts, c, t0, t1, rc), c, a);
+  emit(ts);
+}
+
+void record_icollective(Call c, uint64_t t0, uint64_t t1, int rc, const CollArgs& a) {
+  ThreadState& ts = thread_state();
+  trace::Event& e = start_event(ts, c, t0, t1, rc);
+  const CommInfo* ci = fill_collective(e, c, a);
+  if (rc == MPI_SUCCESS) e.request = add_request(*a.request, ci, 0);
+  emit(ts);
+}
+
+}  // namespace llamp::tracer

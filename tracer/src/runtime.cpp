@@ -1,0 +1,151 @@
+#include "runtime.hpp"
+
+#include <cstdio>
+#include <mutex>
+
+#include "llamp/trace_codec.hpp"
+
+namespace llamp::tracer {
+
+std::atomic<bool> g_tracing{false};
+std::atomic<bool> g_initialized{false};
+bool g_counters_on = false;
+
+Runtime& runtime() {
+  static Runtime* r = new Runtime();  // leaked on purpose: wrappers may run during exit
+  return *r;
+}
+
+namespace {
+
+struct Threads {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<ThreadState>> all;
+  uint32_t next_id = 0;
+};
+Threads& threads() {
+  static Threads* t = new Threads();
+  return *t;
+}
+
+thread_local ThreadState* tls_state = nullptr;
+
+ThreadState* new_thread_state() {
+  Threads& t = threads();
+  std::lock_guard lock(t.mutex);
+  t.all.push_back(std::make_unique<ThreadState>());
+  ThreadState* ts = t.all.back().get();
+  ts->id = t.next_id++;
+  return ts;
+}
+
+}  // namespace
+
+ThreadState& thread_state() {
+  if (!tls_state) [[unlikely]]
+    tls_state = new_thread_state();
+  return *tls_state;
+}
+
+trace::Event& start_event(ThreadState& ts, trace::Call call, uint64_t t0, uint64_t t1, int rc) {
+  trace::Event& e = ts.event;
+  e.call = call;
+  e.thread = ts.id;
+  e.t_start_ns = t0;
+  e.t_end_ns = t1;
+  e.comm = trace::kCommWorld;
+  e.peer = e.tag = e.root = e.peer2 = e.tag2 = trace::kNoRank;
+  e.bytes = e.bytes2 = e.request = 0;
+  e.requests.clear();
+  e.completions.clear();
+  e.send_counts.clear();
+  e.recv_counts.clear();
+  e.new_comm = trace::kCommNull;
+  e.members.clear();
+  e.remote_members.clear();
+  e.counters.clear();
+  if (g_counters_on && !ts.counters_failed) e.counters.assign(ts.counters_delta.begin(), ts.counters_delta.end());
+  e.flags = rc == MPI_SUCCESS ? 0u : static_cast<uint32_t>(trace::kFlagFailed);
+  e.value = 0;
+  return e;
+}
+
+void emit(ThreadState& ts) {
+  const trace::Event& e = ts.event;
+  ChunkWriter* w = runtime().writer.get();
+  if (!w) return;
+  const size_t need = trace::max_encoded_size(e);
+  Chunk* c = ts.chunk;
+  if (need > w->chunk_bytes()) [[unlikely]] {
+    // One event larger than a chunk (an Alltoallv on a huge communicator): a block of its own.
+    w->submit(c);
+    ts.chunk = nullptr;
+    Chunk* big = w->oversized(need);
+    big->thread = ts.id;
+    big->base_ns = e.t_start_ns;
+    uint64_t prev = big->base_ns;
+    big->used = static_cast<size_t>(trace::encode_event(big->data.get(), e, prev) - big->data.get());
+    big->count = 1;
+    w->submit(big);
+    return;
+  }
+  if (!c || c->used + need > c->capacity) {
+    c = ts.chunk = w->exchange(c);
+    if (!c) return;  // writer closed
+  }
+  if (c->count == 0) {
+    c->thread = ts.id;
+    c->base_ns = e.t_start_ns;
+    ts.prev_end_ns = c->base_ns;
+  }
+  c->used = static_cast<size_t>(trace::encode_event(c->data.get() + c->used, e, ts.prev_end_ns) - c->data.get());
+  ++c->count;
+}
+
+void flush_all_threads() {
+  ChunkWriter* w = runtime().writer.get();
+  if (!w) return;
+  Threads& t = threads();
+  std::lock_guard lock(t.mutex);
+  for (auto& ts : t.all) {
+    w->submit(ts->chunk);
+    ts->chunk = nullptr;
+  }
+}
+
+uint64_t add_request(MPI_Request r, const void* comm_info, uint64_t bits) {
+  Runtime& rt = runtime();
+  const uint64_t id = rt.next_request.fetch_add(1, std::memory_order_relaxed);
+  rt.requests.put(handle_key(r), {id, reinterpret_cast<uint64_t>(comm_info) | bits});
+  return id;
+}
+
+uint64_t bytes_of(int count, MPI_Datatype type) {
+  if (count <= 0 || type == MPI_DATATYPE_NULL) return 0;
+  int size = 0;
+  if (PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0) return 0;
+  return static_cast<uint64_t>(count) * static_cast<uint64_t>(size);
+}
+
+int32_t tag_of(int tag) { return tag == MPI_ANY_TAG ? trace::kAnyTag : tag; }
+
+MPI_Status* statuses_or(MPI_Status* given, int count) {
+  if (given != MPI_STATUSES_IGNORE) return given;
+  if (!g_tracing.load(std::memory_order_relaxed)) return given;
+  ThreadState& ts = thread_state();
+  if (count > 0 && ts.statuses.size() < static_cast<size_t>(count)) ts.statuses.resize(static_cast<size_t>(count));
+  return ts.statuses.empty() ? given : ts.statuses.data();
+}
+
+std::atomic<bool> g_broken{false};
+
+void internal_error(const char* what) noexcept {
+  static std::atomic<bool> reported{false};
+  g_broken.store(true);
+  g_tracing.store(false);
+  if (!reported.exchange(true))
+    std::fprintf(stderr, "llamptrace: rank %d: internal error (%s); tracing stops on this rank, the application "
+                 "continues\n", runtime().world_rank, what);
+}
+
+}  // namespace llamp::tracer

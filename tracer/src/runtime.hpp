@@ -1,0 +1,101 @@
+#pragma once
+// The tracer's per-process and per-thread state, and the one routine that turns a filled
+// Event into bytes in the calling thread's chunk.
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "chunk_writer.hpp"
+#include "clock.hpp"
+#include "handle_table.hpp"
+#include "llamp/trace_event.hpp"
+
+namespace llamp::tracer {
+
+// Tracing is on: initialized, files open, not paused by MPI_Pcontrol(0), not broken.
+extern std::atomic<bool> g_tracing;
+// Set by a successful init on every rank (they agree) until finalize; communicator ids are
+// agreed while this is set, even when paused, so all members take part in the agreement.
+extern std::atomic<bool> g_initialized;
+// An internal error stopped recording on this rank for good (Pcontrol cannot resume it).
+extern std::atomic<bool> g_broken;
+// LLAMP_TRACE_PAPI named at least one usable counter.
+extern bool g_counters_on;
+
+inline bool tracing() { return g_tracing.load(std::memory_order_relaxed); }
+
+struct ThreadState {
+  uint32_t id = 0;
+  Chunk* chunk = nullptr;
+  uint64_t prev_end_ns = 0;
+  trace::Event event;
+  std::vector<MPI_Status> statuses;  // stands in for MPI_STATUSES_IGNORE
+  // Completion calls: what each request was before the call replaced it.
+  struct Snapshot {
+    uint64_t key = 0;  // 0: MPI_REQUEST_NULL
+    HandleTable::Value value;
+  };
+  std::vector<Snapshot> snapshot;
+  // Counters (PAPI): per-thread event set, value at the end of the previous call, delta now.
+  int eventset = -1;
+  bool counters_failed = false;
+  std::vector<long long> counters_end;
+  std::vector<long long> counters_now;
+  std::vector<int64_t> counters_delta;
+};
+
+// The calling thread's state; the first thread to ask after init is MPI_Init's thread (id 0).
+ThreadState& thread_state();
+
+struct Runtime {
+  int world_rank = 0;
+  int world_size = 1;
+  std::unique_ptr<ChunkWriter> writer;
+  std::string dir;
+  HandleTable requests{14};
+  HandleTable messages{10};
+  std::atomic<uint64_t> next_request{1};
+  std::atomic<uint64_t> next_message{1};
+};
+Runtime& runtime();
+
+// Resets the thread's event for a new call and fills the fields every event has.
+trace::Event& start_event(ThreadState& ts, trace::Call call, uint64_t t0, uint64_t t1, int rc);
+// Encodes the thread's event into its chunk (handing full chunks to the writer).
+void emit(ThreadState& ts);
+// Hands every thread's partial chunk to the writer (finalize, abort, exit).
+void flush_all_threads();
+
+// Request kinds, kept in the low bits of a request's aux word (CommInfo is 16-aligned).
+// kReqActive: a persistent request between its Start and its completion.
+enum RequestBits : uint64_t { kReqRecv = 1, kReqPersistent = 2, kReqCancelled = 4, kReqActive = 8, kReqBitsMask = 15 };
+uint64_t add_request(MPI_Request r, const void* comm_info, uint64_t bits);
+
+uint64_t bytes_of(int count, MPI_Datatype type);
+int32_t tag_of(int tag);
+
+// A status array the application may have passed as MPI_STATUSES_IGNORE.
+MPI_Status* statuses_or(MPI_Status* given, int count);
+
+// Counters: read at the start and end of every traced call when enabled.
+void counters_begin(ThreadState& ts);
+void counters_end(ThreadState& ts);
+
+inline uint64_t call_begin() {
+  if (g_counters_on) counters_begin(thread_state());
+  return now_ns();
+}
+inline uint64_t call_end() {
+  const uint64_t t = now_ns();
+  if (g_counters_on) counters_end(thread_state());
+  return t;
+}
+
+// Reports an internal failure once and stops recording on this rank. The application goes on.
+void internal_error(const char* what) noexcept;
+
+}  // namespace llamp::tracer

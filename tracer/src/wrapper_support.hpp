@@ -1,0 +1,62 @@
+#pragma once
+// Everything the generated wrappers (gen_wrappers.py) use: the argument structs, the fast
+// checks and timestamps, and the one recording routine per call family.
+#include <mpi.h>
+
+#include <cstdint>
+
+#include "family_args.hpp"
+#include "llamp/trace_event.hpp"
+#include "runtime.hpp"
+
+#define LLAMP_TRACER_EXPORT __attribute__((visibility("default")))
+
+// Nothing thrown inside the tracer may reach the application's C code.
+#define LLAMP_TRACER_GUARD(expr)                         \
+  do {                                                   \
+    try {                                                \
+      expr;                                              \
+    } catch (const std::exception& llamp_e) {            \
+      ::llamp::tracer::internal_error(llamp_e.what());   \
+    } catch (...) {                                      \
+      ::llamp::tracer::internal_error("unknown error");  \
+    }                                                    \
+  } while (0)
+
+namespace llamp::tracer {
+using trace::Call;
+
+void record_init(Call c, uint64_t t0, uint64_t t1, int rc, const InitArgs& a);
+void record_finalize(Call c, uint64_t t0, uint64_t t1, int rc, const NoArgs& a);
+void record_pcontrol(Call c, uint64_t t0, uint64_t t1, int rc, const PcontrolArgs& a);
+void record_abort_before(Call c, AbortArgs& a);
+void record_abort(Call c, uint64_t t0, uint64_t t1, int rc, const AbortArgs& a);
+
+void record_send(Call c, uint64_t t0, uint64_t t1, int rc, const P2PArgs& a);
+void record_recv(Call c, uint64_t t0, uint64_t t1, int rc, const P2PArgs& a);
+void record_sendrecv(Call c, uint64_t t0, uint64_t t1, int rc, const SendrecvArgs& a);
+void record_isend(Call c, uint64_t t0, uint64_t t1, int rc, const P2PArgs& a);
+void record_irecv(Call c, uint64_t t0, uint64_t t1, int rc, const P2PArgs& a);
+void record_send_init(Call c, uint64_t t0, uint64_t t1, int rc, const P2PArgs& a);
+void record_recv_init(Call c, uint64_t t0, uint64_t t1, int rc, const P2PArgs& a);
+void record_start(Call c, uint64_t t0, uint64_t t1, int rc, const StartArgs& a);
+void record_request_free_before(Call c, RequestArgs& a);
+void record_request_free(Call c, uint64_t t0, uint64_t t1, int rc, const RequestArgs& a);
+void record_cancel_before(Call c, RequestArgs& a);
+void record_cancel(Call c, uint64_t t0, uint64_t t1, int rc, const RequestArgs& a);
+void record_probe(Call c, uint64_t t0, uint64_t t1, int rc, const ProbeArgs& a);
+void record_mprobe(Call c, uint64_t t0, uint64_t t1, int rc, const ProbeArgs& a);
+void record_mrecv_before(Call c, MrecvArgs& a);
+void record_mrecv(Call c, uint64_t t0, uint64_t t1, int rc, const MrecvArgs& a);
+
+void record_completion_before(Call c, CompletionArgs& a);
+void record_completion(Call c, uint64_t t0, uint64_t t1, int rc, const CompletionArgs& a);
+
+void record_collective(Call c, uint64_t t0, uint64_t t1, int rc, const CollArgs& a);
+void record_icollective(Call c, uint64_t t0, uint64_t t1, int rc, const CollArgs& a);
+
+void record_comm_create(Call c, uint64_t t0, uint64_t t1, int rc, const CommCreateArgs& a);
+void record_comm_free_before(Call c, CommFreeArgs& a);
+void record_comm_free(Call c, uint64_t t0, uint64_t t1, int rc, const CommFreeArgs& a);
+
+}  // namespace llamp::tracer
