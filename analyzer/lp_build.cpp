@@ -22,20 +22,28 @@ struct Expr {
   double b = 0;  // coefficient of g: bytes (minus one per message) on the path
 };
 
-Expr plus(Expr e, double c, double a = 0, double b = 0) {
+Expr plus(Expr e, double c) {
   e.c += c;
-  e.a += a;
-  e.b += b;
+  return e;
+}
+// e + a term without a column (latency, bytes).
+Expr add(Expr e, const Expr& term) {
+  e.c += term.c;
+  e.a += term.a;
+  e.b += term.b;
   return e;
 }
 
 class Builder {
  public:
-  Builder(const Graph& g, const LpParams& p) : g_(g), p_(p) {
-    lp_.params = p;
+  Builder(const Graph& g, const NetworkModel& m, const LpBounds& base) : g_(g), m_(m), p_(m.loggp) {
+    if (!m.homogeneous() && m.node_of_rank.size() != g.num_ranks)
+      throw Error(fmt::format("{}: the rank → node map has {} ranks, the graph {}", g.source,
+                              m.node_of_rank.size(), g.num_ranks));
+    lp_.base = base;
     lp_.source = g.source;
-    lp_.col_l = add_column(ColumnRole::Latency, graph::kNoVertex, p.L_ns, 0);
-    lp_.col_g = add_column(ColumnRole::Gap, graph::kNoVertex, p.G_ns_per_byte, 0);
+    lp_.col_l = add_column(ColumnRole::Latency, graph::kNoVertex, base.xL, 0);
+    lp_.col_g = add_column(ColumnRole::Gap, graph::kNoVertex, base.xG, 0);
     lp_.col_t = add_column(ColumnRole::Runtime, graph::kNoVertex, 0, 1);
   }
 
@@ -64,7 +72,7 @@ class Builder {
           start_[v] = max_of(inputs, ColumnRole::Start, v);
           // A rendezvous send ends when its receive is processed (topological order puts the
           // receive before every successor of the send).
-          if (!rendezvous(v)) end_[v] = plus(start_[v], p_.o_send_ns);
+          if (!rendezvous(v)) end_[v] = plus(start_[v], o_send(v));
           break;
         case VertexKind::Recv:
           receive(v, inputs, start_read[v] != 0);
@@ -82,10 +90,28 @@ class Builder {
  private:
   bool rendezvous(VertexId send) const { return g_.value[send] > p_.S_bytes; }
 
-  // (s-1)·g for a message of s bytes; a 0-byte message has no bandwidth term.
+  // s-1 for a message of s bytes, 0 for a 0-byte message (it has no bandwidth term).
   double gap_bytes(VertexId send) const {
     const uint64_t s = g_.value[send];
     return s == 0 ? 0.0 : static_cast<double>(s - 1);
+  }
+  double o_send(VertexId send) const { return p_.o_send_ns + gap_bytes(send) * p_.O_ns_per_byte; }
+  double o_recv(VertexId send) const { return p_.o_recv_ns + gap_bytes(send) * p_.O_ns_per_byte; }
+
+  // Latency L_const + L_coef·l of the message `send` → its receive.
+  Expr latency(VertexId send) const {
+    const uint32_t route = route_of(send);
+    return Expr{-1, m_.L_const[route], m_.L_coef[route], 0};
+  }
+  // B(s) = (s-1)·(G_const + G_coef·g).
+  Expr bytes_term(VertexId send) const {
+    const uint32_t route = route_of(send);
+    const double sb = gap_bytes(send);
+    return Expr{-1, sb * m_.G_const[route], 0, sb * m_.G_coef[route]};
+  }
+  uint32_t route_of(VertexId send) const {
+    if (m_.homogeneous()) return 0;
+    return m_.route_of(g_.rank_of(send), g_.rank_of(g_.peer[send]));
   }
 
   void collect_pred_inputs(VertexId v, std::vector<Expr>& inputs) const {
@@ -106,14 +132,15 @@ class Builder {
     } else {
       start_[r] = Expr{};  // never read
     }
+    const Expr lat = latency(s), bytes = bytes_term(s);
     if (!rendezvous(s)) {
-      inputs.push_back(plus(start_[s], p_.o_send_ns, 1, gap_bytes(s)));
-      end_[r] = plus(max_of(inputs, ColumnRole::End, r), p_.o_recv_ns);
+      inputs.push_back(add(add(plus(start_[s], o_send(s)), lat), bytes));
+      end_[r] = plus(max_of(inputs, ColumnRole::End, r), o_recv(s));
     } else {
-      inputs.push_back(plus(start_[s], p_.o_send_ns, 1));
+      inputs.push_back(add(plus(start_[s], o_send(s)), lat));
       const Expr h = max_of(inputs, ColumnRole::Handshake, r);
-      end_[r] = plus(h, p_.o_recv_ns, 2, gap_bytes(s));
-      end_[s] = plus(end_[r], p_.o_send_ns, 1);
+      end_[r] = add(add(add(plus(h, o_recv(s)), lat), lat), bytes);
+      end_[s] = add(plus(end_[r], o_send(s)), lat);
     }
   }
 
@@ -172,14 +199,21 @@ class Builder {
   }
 
   const Graph& g_;
-  const LpParams p_;
+  const NetworkModel& m_;
+  const LogGP& p_;
   LpProblem lp_;
   std::vector<Expr> start_, end_;
 };
 
 }  // namespace
 
-LpProblem build_lp(const Graph& g, const LpParams& params) { return Builder(g, params).run(); }
+LpProblem build_lp(const Graph& g, const NetworkModel& model, const LpBounds& base) {
+  return Builder(g, model, base).run();
+}
+
+LpProblem build_lp(const Graph& g, const LogGP& params) {
+  return build_lp(g, homogeneous_model(params), LpBounds{params.L_ns, params.G_ns_per_byte});
+}
 
 std::string column_name(const Graph& g, const LpProblem& lp, int col) {
   const ColumnRole role = lp.col_role.at(col);

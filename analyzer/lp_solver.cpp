@@ -15,6 +15,10 @@ namespace llamp::analyzer::lp {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// Algorithm 2's ε, in ns: far above Clp's primal tolerance; growing to at most 10 ps where Clp
+// keeps a basis past the end of its range (two critical latencies closer than that merge).
+constexpr double kMinEpsilon = 1e-6;
+constexpr double kMaxEpsilon = 1e-2;
 
 double clp_bound(double v) {
   if (v == kInf) return COIN_DBL_MAX;
@@ -35,6 +39,19 @@ const char* status_text(int status) {
     case 4: return "stopped due to errors";
     default: return "unknown status";
   }
+}
+
+// Where the slope changes between two solves with different λ_L. The range of the basis above
+// ends at the breakpoint in exact arithmetic, but Clp accepts a basis as optimal while its primal
+// infeasibility is within tolerance, so the range can end a few ε early or late. The two solves
+// give the supporting lines of T on either side; where they cross is the breakpoint (exact when
+// the walk left no unexplored stretch between the regions, i.e. with step = 0).
+double breakpoint(const LpPoint& above, const LpPoint& below) {
+  if (same_slope(above.lambda_L, below.lambda_L)) return below.L;
+  const double x = (below.T - above.T + above.lambda_L * above.L - below.lambda_L * below.L) /
+                   (above.lambda_L - below.lambda_L);
+  if (std::isfinite(x) && x >= below.L && x <= above.L) return x;
+  return std::clamp(above.feasible_low, below.L, above.L);
 }
 
 }  // namespace
@@ -93,18 +110,26 @@ CriticalLatencyWalk LpSolver::critical_latencies(double L_min, double L_max, dou
   if (!(L_min <= L_max)) throw Error(fmt::format("critical latencies: L_min {} > L_max {}", L_min, L_max));
   if (!(step >= 0)) throw Error("critical latencies: step must be >= 0");
   CriticalLatencyWalk walk;
+  // The first (highest-L) solve of the current slope: Clp may keep a basis a little past the end
+  // of its range (it accepts primal infeasibility within tolerance), so points of a run taken
+  // near its lower end can sit slightly off T; the first one of the run is a clean supporting line.
+  LpPoint run_first;
+  double epsilon = kMinEpsilon;
   double L = L_max;
   for (;;) {
-    LpPoint pt = solve_at(L);
-    if (!walk.solves.empty()) {
-      const LpPoint& above = walk.solves.back();
-      if (!same_slope(above.lambda_L, pt.lambda_L))
-        walk.critical.push_back({std::max(above.feasible_low, L), pt.lambda_L, above.lambda_L});
+    const LpPoint pt = solve_at(L);
+    if (walk.solves.empty()) {
+      run_first = pt;
+    } else if (!same_slope(walk.solves.back().lambda_L, pt.lambda_L)) {
+      walk.critical.push_back({breakpoint(run_first, pt), pt.lambda_L, walk.solves.back().lambda_L});
+      run_first = pt;
     }
     walk.solves.push_back(pt);
     if (pt.feasible_low <= L_min || L <= L_min) break;
-    // ε: far above Clp's primal tolerance, far below any latency of interest.
-    const double epsilon = std::max(1e-6, 1e-12 * std::abs(pt.feasible_low));
+    // An empty range means the basis was kept within tolerance past its end: step a little
+    // further each time (ε doubles up to kMaxEpsilon) until Clp changes basis.
+    const bool degenerate = pt.feasible_low >= L - kMinEpsilon;
+    epsilon = degenerate ? std::min(2 * epsilon, kMaxEpsilon) : kMinEpsilon;
     double next = std::min(L - step, pt.feasible_low - epsilon);
     next = std::max(next, L_min);
     if (!(next < L)) break;
@@ -121,8 +146,8 @@ std::optional<double> LpSolver::max_latency(double T_bound, double L_min) {
   m.chgObjCoefficients(objective.data());
   m.setColumnLower(lp_.col_l, L_min);
   m.setColumnUpper(lp_.col_t, T_bound);
-  m.setColumnUpper(lp_.col_g, lp_.params.G_ns_per_byte);
-  m.setColumnLower(lp_.col_g, lp_.params.G_ns_per_byte);
+  m.setColumnUpper(lp_.col_g, lp_.base.xG);
+  m.setColumnLower(lp_.col_g, lp_.base.xG);
   m.dual();
   if (m.isProvenDualInfeasible()) return std::nullopt;
   if (m.isProvenPrimalInfeasible())

@@ -18,8 +18,8 @@ llamp::graph::Graph running_example() {
   return llamp::graph::read_goal(std::string(LLAMP_TEST_DATA) + "/running_example.goal");
 }
 
-lp::LpParams example_params(double L_ns) {
-  lp::LpParams p;
+llamp::LogGP example_params(double L_ns) {
+  llamp::LogGP p;
   p.L_ns = L_ns;
   p.o_send_ns = p.o_recv_ns = 0;
   p.G_ns_per_byte = 5;

@@ -51,11 +51,11 @@ class LpSolver {
   // min t with l >= L. Throws llamp::Error if Clp does not prove an optimum.
   LpPoint solve_at(double L);
 
-  // Algorithm 2 on [L_min, L_max]: after solving at L, the next L is
-  // min(L - step, L_fl - epsilon); a slope change between two consecutive regions is reported at
-  // the lower end L_fl of the region above it. With step = 0 every region is visited and the
-  // critical latencies are exact; a positive step trades that for fewer solves (a change inside
-  // a skipped stretch is reported at the lower end of the last region visited above it).
+  // Algorithm 2 on [L_min, L_max], walking down from L_max: after solving at L (reduced cost λ',
+  // range [L_fl, L_fu] from Clp's primal ranging of l) the next L is min(L - step, L_fl - ε).
+  // Where λ changes between two solves the critical latency is where the supporting lines of the
+  // two regions cross (T and λ of each solve): exact when no region was skipped, which step = 0
+  // guarantees. A positive step trades that for fewer solves, as the paper's resolution does.
   CriticalLatencyWalk critical_latencies(double L_min, double L_max, double step);
 
   // Tolerance LP (Sec. II-D2): max l with t <= T_bound, l >= L_min, g fixed at G.
