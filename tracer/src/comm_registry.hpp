@@ -11,7 +11,7 @@
 
 namespace llamp::tracer {
 
-struct alignas(16) CommInfo {
+struct alignas(32) CommInfo {  // 32: request bits live in the low 5 bits of its address
   uint64_t id = trace::kCommWorld;
   bool inter = false;
   std::vector<int32_t> local;   // world rank of each rank of the (local) group

@@ -12,6 +12,7 @@ void record_completion_before(Call, CompletionArgs& a) {
   const size_t n = a.count > 0 ? static_cast<size_t>(a.count) : 0;
   ts.snapshot.resize(n);
   Runtime& rt = runtime();
+  bool shared_handles = false;
   for (size_t i = 0; i < n; ++i) {
     const MPI_Request r = a.requests[i];
     ThreadState::Snapshot& s = ts.snapshot[i];
@@ -20,7 +21,18 @@ void record_completion_before(Call, CompletionArgs& a) {
     } else {
       s.key = handle_key(r);
       s.value = rt.requests.get(s.key);
+      shared_handles |= (s.value.aux & kReqProcNull) != 0;
     }
+  }
+  if (!shared_handles) return;
+  // MPI_PROC_NULL requests share one handle: the k-th occurrence in the array is taken to be
+  // the k-th oldest outstanding one.
+  for (size_t i = 0; i < n; ++i) {
+    ThreadState::Snapshot& s = ts.snapshot[i];
+    if (!(s.value.aux & kReqProcNull)) continue;
+    size_t occurrence = 0;
+    for (size_t j = 0; j < i; ++j) occurrence += ts.snapshot[j].key == s.key;
+    s.value.id = proc_null_request_id(s.key, occurrence);
   }
 }
 
@@ -39,6 +51,13 @@ void complete(trace::Event& e, const ThreadState::Snapshot& s, uint32_t index, c
     int cancelled = 0;
     PMPI_Test_cancelled(&st, &cancelled);
     k.cancelled = cancelled != 0;
+  }
+  if (bits & kReqProcNull) {
+    // Nothing was transferred, and MPICH does not write these statuses.
+    if (bits & kReqRecv) k.source = trace::kProcNull;
+    e.completions.push_back(k);
+    proc_null_request_done(s.key, s.value.id);
+    return;
   }
   if ((bits & kReqRecv) && ci && !k.cancelled) {
     k.source = ci->peer_world(st.MPI_SOURCE);

@@ -1,7 +1,9 @@
 #include "runtime.hpp"
 
 #include <cstdio>
+#include <deque>
 #include <mutex>
+#include <unordered_map>
 
 #include "llamp/trace_codec.hpp"
 
@@ -113,11 +115,49 @@ void flush_all_threads() {
   }
 }
 
+namespace {
+struct ProcNullRequests {
+  std::mutex mutex;
+  std::unordered_map<uint64_t, std::deque<uint64_t>> fifo;
+};
+ProcNullRequests& proc_null_requests() {
+  static ProcNullRequests* p = new ProcNullRequests();
+  return *p;
+}
+}  // namespace
+
 uint64_t add_request(MPI_Request r, const void* comm_info, uint64_t bits) {
   Runtime& rt = runtime();
   const uint64_t id = rt.next_request.fetch_add(1, std::memory_order_relaxed);
-  rt.requests.put(handle_key(r), {id, reinterpret_cast<uint64_t>(comm_info) | bits});
+  const uint64_t key = handle_key(r);
+  if (bits & kReqProcNull) {
+    ProcNullRequests& p = proc_null_requests();
+    std::lock_guard lock(p.mutex);
+    p.fifo[key].push_back(id);
+  }
+  rt.requests.put(key, {id, reinterpret_cast<uint64_t>(comm_info) | bits});
   return id;
+}
+
+uint64_t proc_null_request_id(uint64_t key, size_t occurrence) {
+  ProcNullRequests& p = proc_null_requests();
+  std::lock_guard lock(p.mutex);
+  auto it = p.fifo.find(key);
+  if (it == p.fifo.end() || occurrence >= it->second.size()) return 0;
+  return it->second[occurrence];
+}
+
+void proc_null_request_done(uint64_t key, uint64_t id) {
+  ProcNullRequests& p = proc_null_requests();
+  std::lock_guard lock(p.mutex);
+  auto it = p.fifo.find(key);
+  if (it == p.fifo.end()) return;
+  auto& q = it->second;
+  for (auto i = q.begin(); i != q.end(); ++i)
+    if (*i == id) {
+      q.erase(i);
+      break;
+    }
 }
 
 uint64_t bytes_of(int count, MPI_Datatype type) {

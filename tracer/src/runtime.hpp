@@ -72,8 +72,16 @@ void flush_all_threads();
 
 // Request kinds, kept in the low bits of a request's aux word (CommInfo is 16-aligned).
 // kReqActive: a persistent request between its Start and its completion.
-enum RequestBits : uint64_t { kReqRecv = 1, kReqPersistent = 2, kReqCancelled = 4, kReqActive = 8, kReqBitsMask = 15 };
+// kReqProcNull: a nonblocking operation on MPI_PROC_NULL. MPICH returns ONE shared built-in
+// handle for all of them (and leaves their statuses unwritten), so their ids are kept in a
+// per-handle FIFO instead of the handle table.
+enum RequestBits : uint64_t {
+  kReqRecv = 1, kReqPersistent = 2, kReqCancelled = 4, kReqActive = 8, kReqProcNull = 16, kReqBitsMask = 31
+};
 uint64_t add_request(MPI_Request r, const void* comm_info, uint64_t bits);
+// Ids of the outstanding MPI_PROC_NULL requests behind a shared handle, oldest first.
+uint64_t proc_null_request_id(uint64_t key, size_t occurrence);
+void proc_null_request_done(uint64_t key, uint64_t id);
 
 uint64_t bytes_of(int count, MPI_Datatype type);
 int32_t tag_of(int tag);
