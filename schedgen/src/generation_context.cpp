@@ -1,0 +1,59 @@
+#include "generation_context.hpp"
+
+#include <fmt/format.h>
+
+#include "llamp/error.hpp"
+#include "llamp/trace_event.hpp"
+
+namespace llamp::schedgen {
+
+int32_t TagSpace::p2p(uint64_t comm, int32_t tag) {
+  if (comm == trace::kCommWorld && tag >= 0 && tag < kWorldLimit) return tag;
+  auto [it, inserted] = mapped_.try_emplace({comm, tag}, 0);
+  if (inserted) {
+    if (mapped_.size() > static_cast<size_t>(kCollBase - kMappedBase))
+      throw Error("more than 2^28 distinct (communicator, tag) pairs: graph tags exhausted");
+    it->second = kMappedBase + static_cast<int32_t>(mapped_.size() - 1);
+  }
+  return it->second;
+}
+
+int32_t TagSpace::collective(uint64_t comm) {
+  auto [it, inserted] = coll_.try_emplace(comm, 0);
+  if (inserted) {
+    if (coll_.size() > static_cast<size_t>(INT32_MAX - kCollBase))
+      throw Error("too many communicators with collectives: graph tags exhausted");
+    it->second = kCollBase + static_cast<int32_t>(coll_.size() - 1);
+  }
+  return it->second;
+}
+
+GenerationContext::GenerationContext(graph::GraphSink* target, const Options& opts, Stats& st, uint32_t ranks,
+                                     const DropSet* drop_set)
+    : sink(target, st, ranks),
+      options(opts),
+      stats(st),
+      num_ranks(ranks),
+      drop(drop_set),
+      matcher([this](const P2PKey& key, const PendingOp& s, const PendingOp& r) {
+        sink.message(static_cast<uint32_t>(key.src), s.vertex, static_cast<uint32_t>(key.dst), r.vertex);
+        ++stats.p2p_messages;
+        if (s.bytes != r.bytes) ++size_mismatches;
+      }) {}
+
+std::vector<int32_t> GenerationContext::members(uint64_t comm, uint32_t rank, uint64_t call_index) const {
+  if (comm == trace::kCommWorld) {
+    std::vector<int32_t> all(num_ranks);
+    for (uint32_t r = 0; r < num_ranks; ++r) all[r] = static_cast<int32_t>(r);
+    return all;
+  }
+  if (comm == trace::comm_self_id(rank)) return {static_cast<int32_t>(rank)};
+  auto it = comms.find(comm);
+  if (it == comms.end())
+    throw Error(fmt::format("rank {} call {}: communicator {:#x} was not created in the trace (was tracing paused "
+                            "when it was made?)",
+                            rank, call_index, comm));
+  return it->second;
+}
+
+}  // namespace llamp::schedgen

@@ -1,0 +1,582 @@
+#include "rank_builder.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "llamp/error.hpp"
+
+namespace llamp::schedgen {
+
+using trace::Call;
+using trace::Event;
+using trace::Family;
+
+RankBuilder::RankBuilder(uint32_t rank, GenerationContext& ctx) : rank_(rank), ctx_(ctx), sink_(ctx.sink) {}
+
+// ---------------------------------------------------------------- time and calc vertices
+
+// Computation is the time outside MPI: the gap between the end of the previous call and the start
+// of this one (threads of one rank may overlap; overlap counts once).
+void RankBuilder::account_time(const Event& e) {
+  if (!have_time_) {
+    have_time_ = true;
+    last_end_ns_ = e.t_end_ns;
+    return;
+  }
+  if (e.t_start_ns > last_end_ns_) pending_calc_ns_ += e.t_start_ns - last_end_ns_;
+  last_end_ns_ = std::max(last_end_ns_, e.t_end_ns);
+}
+
+// Creates the calc vertex for the computation accumulated since the last one and connects it to
+// what it waits for: the end of blocking operations and completed requests (requires), the start
+// of nonblocking operations begun by the previous call (irequires).
+uint64_t RankBuilder::flush_calc() {
+  uint64_t v = sink_.calc(rank_, pending_calc_ns_);
+  pending_calc_ns_ = 0;
+  scratch_.clear();
+  for (Ref r : pending_req_) {
+    if (!(r & kRecordBit)) {
+      scratch_.push_back(r);
+      continue;
+    }
+    RecvRecord& rec = records_[r & ~kRecordBit];
+    if (rec.state == RecvRecord::State::Created) scratch_.push_back(rec.vertex);
+    else if (rec.state == RecvRecord::State::Dropped) {
+      if (rec.pre_calc != kNone) scratch_.push_back(rec.pre_calc);
+    } else rec.req_waiters.push_back(v);
+  }
+  std::sort(scratch_.begin(), scratch_.end());
+  scratch_.erase(std::unique(scratch_.begin(), scratch_.end()), scratch_.end());
+  for (uint64_t b : scratch_) sink_.requires_edge(rank_, v, b);
+  size_t required = scratch_.size();
+  for (Ref r : pending_ireq_) {
+    uint64_t b = kNone;
+    if (!(r & kRecordBit)) b = r;
+    else {
+      RecvRecord& rec = records_[r & ~kRecordBit];
+      if (rec.state == RecvRecord::State::Created) b = rec.vertex;
+      else if (rec.state == RecvRecord::State::Posted) rec.ireq_waiters.push_back(v);
+    }
+    if (b != kNone && !std::binary_search(scratch_.begin(), scratch_.begin() + static_cast<ptrdiff_t>(required), b))
+      sink_.irequires_edge(rank_, v, b);
+  }
+  for (Ref r : pending_req_) unhold(r);
+  for (Ref r : pending_ireq_) unhold(r);
+  pending_req_.clear();
+  pending_ireq_.clear();
+  return v;
+}
+
+void RankBuilder::hold(Ref r) {
+  if (r & kRecordBit) ++records_[r & ~kRecordBit].refs;
+}
+void RankBuilder::unhold(Ref r) {
+  if (!(r & kRecordBit)) return;
+  uint32_t idx = static_cast<uint32_t>(r & ~kRecordBit);
+  --records_[idx].refs;
+  maybe_free(idx);
+}
+
+// ---------------------------------------------------------------- sends
+
+RankBuilder::Ref RankBuilder::make_send(uint64_t comm, int32_t dst, int32_t tag, uint64_t bytes, uint64_t after,
+                                        uint64_t call_index) {
+  if (dst < 0 || static_cast<uint32_t>(dst) >= ctx_.num_ranks)
+    throw Error(fmt::format("rank {} call {}: send to rank {} outside the world of {} ranks", rank_, call_index, dst,
+                            ctx_.num_ranks));
+  uint64_t seq = op_seq_++;
+  if (ctx_.dropped(rank_, seq)) {
+    ++ctx_.stats.dropped_sends;
+    return kNone;
+  }
+  uint64_t v = sink_.send(rank_, bytes, static_cast<uint32_t>(dst), ctx_.tags.p2p(comm, tag));
+  if (after != kNone) sink_.requires_edge(rank_, v, after);
+  ctx_.matcher.add_send({comm, static_cast<int32_t>(rank_), dst, tag}, {v, call_index, bytes, seq});
+  return v;
+}
+
+// ---------------------------------------------------------------- receives
+//
+// A receive's vertex is created once the source and tag it matched are known (from its completion
+// status) and every receive posted before it that could have taken the same message is resolved
+// too. Receives of one (communicator, source, tag) stream are therefore created, and matched, in
+// posting order, which is MPI's ordering rule and the order GOAL readers pair in.
+
+uint32_t RankBuilder::new_record(uint64_t comm, int32_t src_pattern, int32_t tag_pattern, uint64_t capacity,
+                                 uint64_t pre_calc, uint64_t call_index) {
+  uint32_t idx;
+  if (!free_records_.empty()) {
+    idx = free_records_.back();
+    free_records_.pop_back();
+  } else {
+    idx = static_cast<uint32_t>(records_.size());
+    records_.emplace_back();
+  }
+  RecvRecord& r = records_[idx];
+  r = RecvRecord{};
+  r.in_use = true;
+  r.post_seq = post_seq_++;
+  r.op_seq = op_seq_++;
+  r.call_index = call_index;
+  r.comm = comm;
+  r.src_pattern = src_pattern;
+  r.tag_pattern = tag_pattern;
+  r.capacity = capacity;
+  r.pre_calc = pre_calc;
+  posted_.push_back(idx);
+  return idx;
+}
+
+void RankBuilder::resolve(uint32_t rec, int32_t src, int32_t tag, uint64_t bytes) {
+  RecvRecord& r = records_[rec];
+  if (src < 0 || static_cast<uint32_t>(src) >= ctx_.num_ranks)
+    throw Error(fmt::format("rank {} call {}: receive completed from rank {} outside the world of {} ranks", rank_,
+                            r.call_index, src, ctx_.num_ranks));
+  r.resolved = true;
+  r.src = src;
+  r.tag = tag;
+  r.bytes = bytes;
+}
+
+// The status of a completed receive, or (without one) the posted source and tag when they are
+// not wildcards.
+static bool status_of(const trace::Completion* c, int32_t src_pattern, int32_t tag_pattern, uint64_t capacity,
+                      int32_t& src, int32_t& tag, uint64_t& bytes) {
+  if (c && c->source >= 0) {
+    src = c->source;
+    tag = c->tag;
+    bytes = c->bytes;
+    return true;
+  }
+  if (src_pattern >= 0 && tag_pattern >= 0) {
+    src = src_pattern;
+    tag = tag_pattern;
+    bytes = capacity;
+    return true;
+  }
+  return false;
+}
+
+void RankBuilder::drop_record(uint32_t rec) {
+  RecvRecord& r = records_[rec];
+  auto it = std::find(posted_.begin(), posted_.end(), rec);
+  if (it != posted_.end()) posted_.erase(it);
+  r.state = RecvRecord::State::Dropped;
+  // Computation that waited for it still follows what came before it.
+  if (r.pre_calc != kNone)
+    for (uint64_t w : r.req_waiters) sink_.requires_edge(rank_, w, r.pre_calc);
+  r.req_waiters.clear();
+  r.ireq_waiters.clear();
+  maybe_free(rec);
+}
+
+// A wildcard receive the trace never shows completing: nothing says which message it took.
+void RankBuilder::lose_record(uint32_t rec) {
+  const RecvRecord& r = records_[rec];
+  ctx_.lost_recvs.push_back(UnmatchedOp{false, rank_, r.call_index, r.comm, r.src_pattern, r.tag_pattern, r.capacity});
+  drop_record(rec);
+}
+
+void RankBuilder::create_recv_vertex(uint32_t rec) {
+  RecvRecord& r = records_[rec];
+  if (ctx_.dropped(rank_, r.op_seq)) {
+    ++ctx_.stats.dropped_recvs;
+    r.state = RecvRecord::State::Dropped;
+    if (r.pre_calc != kNone)
+      for (uint64_t w : r.req_waiters) sink_.requires_edge(rank_, w, r.pre_calc);
+    r.req_waiters.clear();
+    r.ireq_waiters.clear();
+    maybe_free(rec);
+    return;
+  }
+  uint64_t v = sink_.recv(rank_, r.bytes, static_cast<uint32_t>(r.src), ctx_.tags.p2p(r.comm, r.tag));
+  if (r.pre_calc != kNone) sink_.requires_edge(rank_, v, r.pre_calc);
+  for (uint64_t w : r.req_waiters) sink_.requires_edge(rank_, w, v);
+  for (uint64_t w : r.ireq_waiters) sink_.irequires_edge(rank_, w, v);
+  r.req_waiters.clear();
+  r.ireq_waiters.clear();
+  r.state = RecvRecord::State::Created;
+  r.vertex = v;
+  PendingOp op{v, r.call_index, r.bytes, r.op_seq};
+  P2PKey key{r.comm, r.src, static_cast<int32_t>(rank_), r.tag};
+  maybe_free(rec);  // before matching: the callback does not touch records
+  ctx_.matcher.add_recv(key, op);
+}
+
+void RankBuilder::release_ready() {
+  size_t kept = 0;
+  for (size_t i = 0; i < posted_.size(); ++i) {
+    uint32_t idx = posted_[i];
+    const RecvRecord& r = records_[idx];
+    bool release = r.resolved;
+    for (size_t j = 0; release && j < kept; ++j) {
+      const RecvRecord& u = records_[posted_[j]];
+      if (u.resolved || u.comm != r.comm) continue;
+      bool src_ok = u.src_pattern == trace::kAnySource || u.src_pattern == r.src;
+      bool tag_ok = u.tag_pattern == trace::kAnyTag || u.tag_pattern == r.tag;
+      if (src_ok && tag_ok) release = false;  // u was posted earlier and could take this message
+    }
+    if (release) create_recv_vertex(idx);
+    else posted_[kept++] = idx;
+  }
+  posted_.resize(kept);
+}
+
+RankBuilder::Ref RankBuilder::ref_of(uint32_t rec) {
+  const RecvRecord& r = records_[rec];
+  if (r.state == RecvRecord::State::Created) return r.vertex;
+  if (r.state == RecvRecord::State::Dropped) return r.pre_calc;
+  return kRecordBit | rec;
+}
+
+void RankBuilder::maybe_free(uint32_t rec) {
+  RecvRecord& r = records_[rec];
+  if (!r.in_use || r.refs > 0 || r.state == RecvRecord::State::Posted) return;
+  r.in_use = false;
+  r.req_waiters = {};
+  r.ireq_waiters = {};
+  free_records_.push_back(rec);
+}
+
+// ---------------------------------------------------------------- requests
+
+// Makes `q` the active instance of request `id`: the next computation starts once its operations
+// have started, and the computation chain continues from `calc` for those not created yet.
+void RankBuilder::start_nonblocking(uint64_t id, Request q, uint64_t calc) {
+  bool all_created = !q.ops.empty();
+  for (Ref r : q.ops) {
+    if (r & kRecordBit) all_created = false;
+    pending_ireq_.push_back(r);
+    hold(r);
+    hold(r);  // the request's own reference
+  }
+  if (!all_created && calc != kNone) pending_req_.push_back(calc);
+  q.active = true;
+  auto [it, inserted] = requests_.try_emplace(id, std::move(q));
+  if (!inserted) {
+    // The tracer reuses an id only after the previous request finished; an id still active here
+    // was never completed in the trace.
+    if (it->second.active) ++ctx_.stats.never_completed;
+    for (Ref r : it->second.ops) unhold(r);
+    it->second = std::move(q);
+  }
+}
+
+void RankBuilder::complete(const Event& e, uint64_t call_index) {
+  if (e.completions.empty()) return;  // a Test that found nothing: no dependency
+  uint64_t c = flush_calc();
+  pending_req_.push_back(c);
+  for (const trace::Completion& comp : e.completions) {
+    auto it = requests_.find(comp.request);
+    if (it == requests_.end()) continue;  // a request we never saw started (e.g. tracing was paused)
+    Request& q = it->second;
+    if (q.record >= 0) {
+      uint32_t rec = static_cast<uint32_t>(q.record);
+      RecvRecord& r = records_[rec];
+      if (r.state == RecvRecord::State::Posted && !r.resolved) {
+        int32_t src, tag;
+        uint64_t bytes;
+        if (comp.cancelled) drop_record(rec);
+        else if (status_of(&comp, r.src_pattern, r.tag_pattern, r.capacity, src, tag, bytes))
+          resolve(rec, src, tag, bytes);
+        else
+          throw Error(fmt::format("rank {} call {}: wildcard receive (posted in call {}) completed without a status",
+                                  rank_, call_index, r.call_index));
+      }
+    } else if (q.is_send && comp.cancelled && !q.ops.empty()) {
+      throw Error(fmt::format(
+          "rank {}: a send request was cancelled (MPI_Cancel on a send); the graph cannot take a send back", rank_));
+    }
+    for (Ref r : q.ops) {
+      pending_req_.push_back(r);
+      hold(r);
+    }
+    for (Ref r : q.ops) unhold(r);
+    q.ops.clear();
+    q.record = -1;
+    q.active = false;
+    if (!q.persistent) requests_.erase(it);
+  }
+  release_ready();
+}
+
+// MPI_Request_free on an active request: the operation still happens, nothing waits for it.
+void RankBuilder::free_requests(const Event& e) {
+  std::vector<uint64_t> ids = e.requests;
+  if (ids.empty() && e.request != 0) ids.push_back(e.request);
+  for (uint64_t id : ids) {
+    auto it = requests_.find(id);
+    if (it == requests_.end()) continue;
+    Request& q = it->second;
+    if (q.active) ++ctx_.stats.never_completed;
+    if (q.record >= 0) {
+      uint32_t rec = static_cast<uint32_t>(q.record);
+      const RecvRecord& r = records_[rec];
+      if (r.state == RecvRecord::State::Posted && !r.resolved) {
+        int32_t src, tag;
+        uint64_t bytes;
+        if (status_of(nullptr, r.src_pattern, r.tag_pattern, r.capacity, src, tag, bytes)) resolve(rec, src, tag, bytes);
+        else lose_record(rec);
+      }
+    }
+    for (Ref r : q.ops) unhold(r);
+    requests_.erase(it);
+  }
+  release_ready();
+}
+
+// ---------------------------------------------------------------- call families
+
+void RankBuilder::handle_send(const Event& e, uint64_t call_index) {
+  if (e.peer == trace::kProcNull) {
+    ++ctx_.stats.proc_null_ops;
+    return;
+  }
+  uint64_t c = flush_calc();
+  Ref s = make_send(e.comm, e.peer, e.tag, e.bytes, c, call_index);
+  pending_req_.push_back(s != kNone ? s : c);
+}
+
+void RankBuilder::handle_recv(const Event& e, uint64_t call_index) {
+  if (e.peer == trace::kProcNull) {
+    ++ctx_.stats.proc_null_ops;
+    return;
+  }
+  uint64_t c = flush_calc();
+  uint32_t rec = new_record(e.comm, e.peer, e.tag, e.bytes, c, call_index);
+  int32_t src, tag;
+  uint64_t bytes;
+  if (!status_of(e.completions.empty() ? nullptr : &e.completions[0], e.peer, e.tag, e.bytes, src, tag, bytes))
+    throw Error(fmt::format("rank {} call {}: {} from a wildcard source or tag has no status in the trace", rank_,
+                            call_index, trace::call_name(e.call)));
+  resolve(rec, src, tag, bytes);
+  release_ready();
+  Ref r = ref_of(rec);
+  if (r != kNone) {
+    pending_req_.push_back(r);
+    hold(r);
+  }
+}
+
+void RankBuilder::handle_sendrecv(const Event& e, uint64_t call_index) {
+  bool has_send = e.peer != trace::kProcNull, has_recv = e.peer2 != trace::kProcNull;
+  ctx_.stats.proc_null_ops += !has_send + !has_recv;
+  if (!has_send && !has_recv) return;
+  uint64_t c = flush_calc();
+  // Both halves start together; the call ends when both have.
+  Ref s = has_send ? make_send(e.comm, e.peer, e.tag, e.bytes, c, call_index) : kNone;
+  Ref r = kNone;
+  if (has_recv) {
+    uint32_t rec = new_record(e.comm, e.peer2, e.tag2, e.bytes2, c, call_index);
+    int32_t src, tag;
+    uint64_t bytes;
+    if (!status_of(e.completions.empty() ? nullptr : &e.completions[0], e.peer2, e.tag2, e.bytes2, src, tag, bytes))
+      throw Error(fmt::format("rank {} call {}: {} from a wildcard source or tag has no status in the trace", rank_,
+                              call_index, trace::call_name(e.call)));
+    resolve(rec, src, tag, bytes);
+    release_ready();
+    r = ref_of(rec);
+  }
+  for (Ref x : {s, r})
+    if (x != kNone) {
+      pending_req_.push_back(x);
+      hold(x);
+    }
+  if (pending_req_.empty()) pending_req_.push_back(c);
+}
+
+void RankBuilder::handle_isend_irecv(const Event& e, uint64_t call_index, bool is_send) {
+  Request q;
+  q.is_send = is_send;
+  if (e.peer == trace::kProcNull) {
+    ++ctx_.stats.proc_null_ops;
+    start_nonblocking(e.request, std::move(q), kNone);  // completes later like any request
+    return;
+  }
+  uint64_t c = flush_calc();
+  if (is_send) {
+    Ref s = make_send(e.comm, e.peer, e.tag, e.bytes, c, call_index);
+    if (s != kNone) q.ops.push_back(s);
+  } else {
+    uint32_t rec = new_record(e.comm, e.peer, e.tag, e.bytes, c, call_index);
+    q.record = rec;
+    q.ops.push_back(kRecordBit | rec);
+  }
+  start_nonblocking(e.request, std::move(q), c);
+}
+
+// MPI_Start/Startall: each start is a new instance of the persistent operation.
+void RankBuilder::handle_start(const Event& e, uint64_t call_index) {
+  uint64_t c = kNone;
+  std::vector<uint64_t> ids = e.requests;
+  if (ids.empty() && e.request != 0) ids.push_back(e.request);
+  for (uint64_t id : ids) {
+    auto it = requests_.find(id);
+    if (it == requests_.end() || !it->second.persistent) continue;  // not created while tracing
+    Request& tmpl = it->second;
+    if (tmpl.active) ++ctx_.stats.never_completed;
+    for (Ref r : tmpl.ops) unhold(r);
+    tmpl.ops.clear();
+    tmpl.record = -1;
+    tmpl.active = true;
+    if (tmpl.peer == trace::kProcNull) {
+      ++ctx_.stats.proc_null_ops;
+      continue;
+    }
+    if (c == kNone) c = flush_calc();
+    if (tmpl.is_send) {
+      Ref s = make_send(tmpl.comm, tmpl.peer, tmpl.tag, tmpl.bytes, c, call_index);
+      if (s != kNone) tmpl.ops.push_back(s);
+    } else {
+      uint32_t rec = new_record(tmpl.comm, tmpl.peer, tmpl.tag, tmpl.bytes, c, call_index);
+      tmpl.record = rec;
+      tmpl.ops.push_back(kRecordBit | rec);
+    }
+    bool created = !tmpl.ops.empty() && !(tmpl.ops[0] & kRecordBit);
+    for (Ref r : tmpl.ops) {
+      pending_ireq_.push_back(r);
+      hold(r);
+      hold(r);
+    }
+    if (!created) pending_req_.push_back(c);
+  }
+}
+
+// A matched probe takes its message off the queue: that is where the receive is posted and, since
+// the probe returns only once the message is there, where the rank waits for it. Mrecv then only
+// copies the data out.
+void RankBuilder::handle_mprobe(const Event& e, uint64_t call_index) {
+  if (e.completions.empty()) return;  // Improbe found nothing
+  if (e.peer == trace::kProcNull || e.completions[0].source == trace::kProcNull) {
+    ++ctx_.stats.proc_null_ops;
+    return;
+  }
+  uint64_t c = flush_calc();
+  const trace::Completion& st = e.completions[0];
+  uint32_t rec = new_record(e.comm, e.peer, e.tag, st.bytes, c, call_index);
+  int32_t src, tag;
+  uint64_t bytes;
+  if (!status_of(&st, e.peer, e.tag, st.bytes, src, tag, bytes))
+    throw Error(fmt::format("rank {} call {}: {} has no status in the trace", rank_, call_index,
+                            trace::call_name(e.call)));
+  resolve(rec, src, tag, bytes);
+  release_ready();
+  Ref r = ref_of(rec);
+  if (r != kNone) {
+    pending_req_.push_back(r);
+    hold(r);
+  }
+}
+
+void RankBuilder::on_event(const Event& e, uint64_t call_index) {
+  account_time(e);
+  if (e.flags & trace::kFlagFailed) {
+    ++ctx_.stats.failed_calls;
+    return;
+  }
+  switch (trace::call_family(e.call)) {
+    case Family::send: handle_send(e, call_index); break;
+    case Family::recv: handle_recv(e, call_index); break;
+    case Family::sendrecv: handle_sendrecv(e, call_index); break;
+    case Family::isend: handle_isend_irecv(e, call_index, true); break;
+    case Family::irecv: handle_isend_irecv(e, call_index, false); break;
+    case Family::send_init:
+    case Family::recv_init: {
+      Request q;
+      q.persistent = true;
+      q.is_send = trace::call_family(e.call) == Family::send_init;
+      q.comm = e.comm;
+      q.peer = e.peer;
+      q.tag = e.tag;
+      q.bytes = e.bytes;
+      auto [it, inserted] = requests_.try_emplace(e.request, q);
+      if (!inserted) {
+        for (Ref r : it->second.ops) unhold(r);
+        it->second = q;
+      }
+      break;
+    }
+    case Family::start: handle_start(e, call_index); break;
+    case Family::request_free: free_requests(e); break;
+    case Family::mprobe: handle_mprobe(e, call_index); break;
+    case Family::mrecv:
+      // Imrecv returns a request whose completion carries nothing new.
+      if (e.call == Call::Imrecv && e.request != 0) start_nonblocking(e.request, Request{}, kNone);
+      break;
+    case Family::completion: complete(e, call_index); break;
+    case Family::comm_create:
+      if (e.new_comm != trace::kCommNull && !e.members.empty()) ctx_.comms[e.new_comm] = e.members;
+      if (e.call == Call::Comm_idup && e.request != 0) start_nonblocking(e.request, Request{}, kNone);
+      break;
+    case Family::collective:
+    case Family::icollective:
+      throw Error(fmt::format("rank {} call {}: internal error: collective reached the point-to-point path", rank_,
+                              call_index));
+    // Calls that move no application data; their time is neither computation nor communication.
+    case Family::init:
+    case Family::finalize:
+    case Family::pcontrol:
+    case Family::abort:
+    case Family::probe:
+    case Family::cancel:
+    case Family::comm_free: break;
+  }
+}
+
+void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, const std::vector<int32_t>& members,
+                                int32_t tag, std::vector<uint64_t>& op_vertices) {
+  account_time(e);
+  uint64_t c = flush_calc();
+  op_vertices.assign(schedule.ops.size(), kNone);
+  for (uint32_t k = 0; k < schedule.ops.size(); ++k) {
+    const CollOp& op = schedule.ops[k];
+    uint32_t peer = static_cast<uint32_t>(members[op.peer]);
+    uint64_t v = op.is_send ? sink_.send(rank_, op.bytes, peer, tag) : sink_.recv(rank_, op.bytes, peer, tag);
+    op_vertices[k] = v;
+    auto deps = schedule.deps_of(k);
+    if (deps.empty()) sink_.requires_edge(rank_, v, c);
+    for (uint32_t d : deps) sink_.requires_edge(rank_, v, op_vertices[d]);
+  }
+  std::vector<uint32_t> exits = schedule.exits();
+  if (trace::call_family(e.call) == Family::collective) {
+    for (uint32_t k : exits) pending_req_.push_back(op_vertices[k]);
+    if (exits.empty()) pending_req_.push_back(c);
+    return;
+  }
+  // Nonblocking: the next computation starts once the collective has started; the completion
+  // waits for its last operations.
+  Request q;
+  for (uint32_t k = 0; k < schedule.ops.size(); ++k)
+    if (schedule.ops[k].dep_count == 0) pending_ireq_.push_back(op_vertices[k]);
+  if (pending_ireq_.empty()) pending_req_.push_back(c);
+  for (uint32_t k : exits) q.ops.push_back(op_vertices[k]);
+  if (q.ops.empty()) q.ops.push_back(c);
+  q.active = true;
+  requests_[e.request] = std::move(q);
+}
+
+void RankBuilder::end_of_stream() {
+  // Nonblocking operations never completed in the trace still happened: receives with a known
+  // source and tag are kept (nothing waits for them); wildcard ones cannot be placed.
+  for (auto& [id, q] : requests_) {
+    if (!q.active) continue;
+    ++ctx_.stats.never_completed;
+    if (q.record < 0) continue;
+    uint32_t rec = static_cast<uint32_t>(q.record);
+    const RecvRecord& r = records_[rec];
+    if (r.state != RecvRecord::State::Posted || r.resolved) continue;
+    int32_t src, tag;
+    uint64_t bytes;
+    if (status_of(nullptr, r.src_pattern, r.tag_pattern, r.capacity, src, tag, bytes)) resolve(rec, src, tag, bytes);
+    else lose_record(rec);
+  }
+  // Anything still unresolved (cannot happen: every posted receive belongs to a request or was
+  // resolved at once) would block the rest.
+  for (uint32_t idx : std::vector<uint32_t>(posted_))
+    if (!records_[idx].resolved) lose_record(idx);
+  release_ready();
+  if (pending_calc_ns_ > 0 || !pending_req_.empty() || !pending_ireq_.empty()) flush_calc();
+}
+
+}  // namespace llamp::schedgen

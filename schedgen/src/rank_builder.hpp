@@ -1,0 +1,110 @@
+#pragma once
+// Turns one rank's event stream into its part of the graph (docs/schedgen.md, "Graph semantics"):
+// calc vertices for the time outside MPI, send/recv vertices for messages, requires/irequires
+// edges for blocking chains, nonblocking starts and completions.
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "generation_context.hpp"
+#include "llamp/schedgen/collectives.hpp"
+#include "llamp/trace_event.hpp"
+
+namespace llamp::schedgen {
+
+class RankBuilder {
+ public:
+  RankBuilder(uint32_t rank, GenerationContext& ctx);
+
+  // Every event except (i)collectives, which the driver gathers across members first.
+  void on_event(const trace::Event& e, uint64_t call_index);
+  // A collective's part for this rank. `peers` are world ranks of the communicator members.
+  void on_collective(const trace::Event& e, const RankSchedule& schedule, const std::vector<int32_t>& members,
+                     int32_t tag, std::vector<uint64_t>& op_vertices);
+  // After the last event: final computation, receives still open.
+  void end_of_stream();
+
+  uint32_t rank() const { return rank_; }
+  // Number of the next collective on `comm` this rank calls (0, 1, 2, ...).
+  uint64_t next_collective_seq(uint64_t comm) { return coll_seq_[comm]++; }
+
+ private:
+  static constexpr uint64_t kNone = UINT64_MAX;
+  static constexpr uint64_t kRecordBit = uint64_t{1} << 63;
+  // A vertex id, or (with kRecordBit) a receive record whose vertex may not exist yet.
+  using Ref = uint64_t;
+
+  struct RecvRecord {
+    uint64_t post_seq = 0, op_seq = 0, call_index = 0;
+    uint64_t comm = 0;
+    int32_t src_pattern = 0, tag_pattern = 0;
+    uint64_t capacity = 0;
+    bool resolved = false;
+    int32_t src = 0, tag = 0;
+    uint64_t bytes = 0;
+    enum class State : uint8_t { Posted, Created, Dropped } state = State::Posted;
+    uint64_t pre_calc = kNone;  // the calc before the call that posted it
+    uint64_t vertex = kNone;
+    std::vector<uint64_t> req_waiters, ireq_waiters;  // calcs created before the vertex existed
+    uint32_t refs = 0;
+    bool in_use = false;
+  };
+
+  struct Request {
+    bool persistent = false;
+    bool active = false;
+    bool is_send = false;
+    // persistent template
+    uint64_t comm = 0;
+    int32_t peer = 0, tag = 0;
+    uint64_t bytes = 0;
+    // active instance
+    std::vector<Ref> ops;
+    int64_t record = -1;  // receive record of an active receive
+  };
+
+  void account_time(const trace::Event& e);
+  uint64_t flush_calc();
+  // Creates a send (or nothing for dropped ones) that starts after `after`; enters it for matching.
+  Ref make_send(uint64_t comm, int32_t dst, int32_t tag, uint64_t bytes, uint64_t after, uint64_t call_index);
+  uint32_t new_record(uint64_t comm, int32_t src_pattern, int32_t tag_pattern, uint64_t capacity, uint64_t pre_calc,
+                      uint64_t call_index);
+  void resolve(uint32_t rec, int32_t src, int32_t tag, uint64_t bytes);
+  void drop_record(uint32_t rec);
+  void release_ready();
+  void create_recv_vertex(uint32_t rec);
+  Ref ref_of(uint32_t rec);
+  void hold(Ref r);
+  void unhold(Ref r);
+  void maybe_free(uint32_t rec);
+  void start_nonblocking(uint64_t request, Request req, uint64_t calc);
+  void complete(const trace::Event& e, uint64_t call_index);
+  void free_requests(const trace::Event& e);
+  void lose_record(uint32_t rec);
+
+  void handle_send(const trace::Event& e, uint64_t call_index);
+  void handle_recv(const trace::Event& e, uint64_t call_index);
+  void handle_sendrecv(const trace::Event& e, uint64_t call_index);
+  void handle_isend_irecv(const trace::Event& e, uint64_t call_index, bool is_send);
+  void handle_start(const trace::Event& e, uint64_t call_index);
+  void handle_mprobe(const trace::Event& e, uint64_t call_index);
+
+  uint32_t rank_;
+  GenerationContext& ctx_;
+  graph::GraphSink& sink_;
+
+  bool have_time_ = false;
+  uint64_t last_end_ns_ = 0;
+  uint64_t pending_calc_ns_ = 0;
+  std::vector<Ref> pending_req_, pending_ireq_;  // what the next calc waits for (end / start)
+
+  std::unordered_map<uint64_t, Request> requests_;
+  std::vector<RecvRecord> records_;
+  std::vector<uint32_t> free_records_;
+  std::vector<uint32_t> posted_;  // records not yet released for matching, in posting order
+  uint64_t post_seq_ = 0, op_seq_ = 0;
+  std::unordered_map<uint64_t, uint64_t> coll_seq_;
+  std::vector<uint64_t> scratch_;
+};
+
+}  // namespace llamp::schedgen
