@@ -217,6 +217,12 @@ void open_trace(const InitArgs& a, uint64_t t0, uint64_t t1, trace::Call call) {
   g_initialized.store(true);
   g_tracing.store(true);
 
+  if (g_counters_on) {
+    // Counting starts here: the Init event carries zero deltas, later events real ones.
+    counters_begin(ts);
+    counters_end(ts);
+    std::fill(ts.counters_delta.begin(), ts.counters_delta.end(), 0);
+  }
   trace::Event& e = start_event(ts, call, t0, t1, MPI_SUCCESS);
   if (call == trace::Call::Init_thread) e.value = a.required;
   emit(ts);

@@ -1,0 +1,257 @@
+// The tracer's own features, each on a real MPICH run: comm ids of every constructor,
+// MPI_THREAD_MULTIPLE, Pcontrol, kill -9, MPI_Abort, an unwritable trace directory, counters
+// and the default trace directory.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <set>
+#include <thread>
+
+#include "llamp/trace_event.hpp"
+#include "tracer_test_util.hpp"
+
+using namespace llamp;
+using namespace llamp::tracer_test;
+using trace::Call;
+using trace::Event;
+
+namespace {
+
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+  return n;
+}
+
+std::vector<const Event*> of_call(const std::vector<Event>& events, Call c) {
+  std::vector<const Event*> out;
+  for (const Event& e : events)
+    if (e.call == c) out.push_back(&e);
+  return out;
+}
+
+}  // namespace
+
+TEST(TracerComms, EveryConstructorGivesOneIdPerCommunicatorWithTheRightMembers) {
+  const std::string work = scratch_dir("comms");
+  RunResult r = run_mpi(4, LLAMP_PROG_COVERAGE, "", {{"LLAMP_TRACE_DIR", work + "/trace"}}, work);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  trace::TraceDir dir = trace::TraceDir::open(work + "/trace");
+  auto events = all_events(dir);
+  auto first = [&](int rank, Call c) {
+    auto v = of_call(events[static_cast<size_t>(rank)], c);
+    EXPECT_FALSE(v.empty()) << trace::call_name(c) << " missing on rank " << rank;
+    return v.empty() ? Event{} : *v.front();
+  };
+  for (int rank = 0; rank < 4; ++rank) {
+    const Event split = first(rank, Call::Comm_split);
+    EXPECT_EQ(split.value, rank % 2);
+    EXPECT_EQ(split.members, (rank % 2 == 0 ? std::vector<int32_t>{0, 2} : std::vector<int32_t>{1, 3}));
+    const Event inter = first(rank, Call::Intercomm_create);
+    EXPECT_TRUE(inter.flags & trace::kFlagIntercomm);
+    EXPECT_EQ(inter.members, split.members);
+    EXPECT_EQ(inter.remote_members, (rank % 2 == 0 ? std::vector<int32_t>{1, 3} : std::vector<int32_t>{0, 2}));
+    // An allreduce over the intercommunicator, recorded on its id.
+    bool used = false;
+    for (const Event* e : of_call(events[rank], Call::Allreduce)) used |= e->comm == inter.new_comm;
+    EXPECT_TRUE(used) << "rank " << rank;
+    const Event merged = first(rank, Call::Intercomm_merge);
+    EXPECT_EQ(merged.comm, inter.new_comm);
+    EXPECT_EQ(merged.members, (std::vector<int32_t>{0, 2, 1, 3}));  // low group (high=0: the evens) first
+    const Event idup = first(rank, Call::Comm_idup);
+    EXPECT_EQ(idup.comm, split.new_comm);
+    EXPECT_EQ(idup.members, split.members);
+    EXPECT_NE(idup.request, 0u);
+    const Event created = first(rank, Call::Comm_create);
+    if (rank < 2) {
+      EXPECT_EQ(created.members, (std::vector<int32_t>{0, 1}));
+    } else {
+      EXPECT_EQ(created.new_comm, trace::kCommNull);
+    }
+    const Event sub = first(rank, Call::Cart_sub);  // dims {2, 2}: rows {0,1} and {2,3}
+    EXPECT_EQ(sub.members, (rank < 2 ? std::vector<int32_t>{0, 1} : std::vector<int32_t>{2, 3}));
+    // MPI_COMM_SELF's id is fixed by the format.
+    bool self = false;
+    for (const Event* e : of_call(events[rank], Call::Barrier)) self |= e->comm == trace::comm_self_id(rank);
+    EXPECT_TRUE(self);
+  }
+  // Same constructor call -> same id on every member, different communicators -> different ids.
+  for (Call c : {Call::Intercomm_create, Call::Intercomm_merge, Call::Comm_dup_with_info, Call::Graph_create,
+                 Call::Dist_graph_create, Call::Dist_graph_create_adjacent, Call::Cart_create}) {
+    std::set<uint64_t> ids;
+    for (int rank = 0; rank < 4; ++rank) ids.insert(first(rank, c).new_comm);
+    EXPECT_EQ(ids.size(), 1u) << trace::call_name(c);
+  }
+  std::set<uint64_t> split_ids, idup_ids;
+  for (int rank = 0; rank < 4; ++rank) {
+    split_ids.insert(first(rank, Call::Comm_split).new_comm);
+    idup_ids.insert(first(rank, Call::Comm_idup).new_comm);
+  }
+  EXPECT_EQ(split_ids.size(), 2u);
+  EXPECT_EQ(idup_ids.size(), 2u);
+}
+
+TEST(TracerThreads, ThreadMultipleEventsCarryTheirThread) {
+  const std::string work = scratch_dir("threads");
+  RunResult r = run_mpi(2, LLAMP_APP_THREADS, "10 16 3", {{"LLAMP_TRACE_DIR", work + "/trace"}}, work);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  trace::TraceDir dir = trace::TraceDir::open(work + "/trace");
+  EXPECT_EQ(dir.meta.thread_level, "MPI_THREAD_MULTIPLE");
+  auto events = all_events(dir);
+  for (size_t rank = 0; rank < events.size(); ++rank) {
+    std::map<uint32_t, std::set<uint64_t>> comms_of_thread;
+    std::map<uint32_t, long> isends;
+    for (const Event& e : events[rank]) {
+      if (e.call == Call::Init_thread) EXPECT_EQ(e.thread, 0u);
+      if (e.call == Call::Isend) {
+        comms_of_thread[e.thread].insert(e.comm);
+        ++isends[e.thread];
+      }
+    }
+    // Three workers, each on its own communicator, each with all its exchanges.
+    EXPECT_EQ(comms_of_thread.size(), 3u) << "rank " << rank;
+    std::set<uint64_t> all;
+    for (auto& [thread, comms] : comms_of_thread) {
+      EXPECT_EQ(comms.size(), 1u);
+      all.insert(comms.begin(), comms.end());
+      EXPECT_EQ(isends[thread], 10);
+    }
+    EXPECT_EQ(all.size(), 3u);
+  }
+}
+
+TEST(TracerPcontrol, PausedCallsAreNotRecordedAndPcontrolItselfIs) {
+  const std::string work = scratch_dir("pcontrol");
+  RunResult r = run_mpi(4, LLAMP_PROG_PCONTROL, "", {{"LLAMP_TRACE_DIR", work + "/trace"}}, work);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  trace::TraceDir dir = trace::TraceDir::open(work + "/trace");
+  auto events = all_events(dir);
+  std::set<uint64_t> dup_ids;
+  for (auto& rank_events : events) {
+    auto pc = of_call(rank_events, Call::Pcontrol);
+    ASSERT_EQ(pc.size(), 2u);
+    EXPECT_EQ(pc[0]->value, 0);
+    EXPECT_TRUE(pc[0]->flags & trace::kFlagPaused);
+    EXPECT_EQ(pc[1]->value, 1);
+    EXPECT_FALSE(pc[1]->flags & trace::kFlagPaused);
+    auto sr = of_call(rank_events, Call::Sendrecv);
+    ASSERT_EQ(sr.size(), 8u);  // 3 before the pause, 5 after
+    EXPECT_TRUE(of_call(rank_events, Call::Comm_dup).empty());
+    dup_ids.insert(sr.back()->comm);
+    EXPECT_NE(sr.back()->comm, trace::kCommWorld);
+  }
+  EXPECT_EQ(dup_ids.size(), 1u) << "a communicator made while paused must still get one id on all ranks";
+}
+
+TEST(TracerKill, KilledRanksLeaveReadableTruncatedTraces) {
+  const std::string work = scratch_dir("kill");
+  const std::string trace_dir = work + "/trace", pids = work + "/pids";
+  fs::create_directories(pids);
+  std::thread runner([&] {
+    run_mpi(4, LLAMP_PROG_FOREVER, "",
+            {{"LLAMP_TRACE_DIR", trace_dir}, {"LLAMP_TEST_PID_DIR", pids}, {"LLAMP_TRACE_BUFFER", "256KiB"}}, work);
+  });
+  // Wait until every rank has flushed at least two blocks, then kill them all.
+  auto big_enough = [&] {
+    for (int r = 0; r < 4; ++r) {
+      std::error_code ec;
+      auto size = fs::file_size(fs::path(trace_dir) / trace::rank_file_name(r), ec);
+      if (ec || size < 1000 || !fs::exists(fs::path(pids) / ("pid-" + std::to_string(r)))) return false;
+    }
+    return true;
+  };
+  for (int i = 0; i < 1200 && !big_enough(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const bool ready = big_enough();
+  for (int r = 0; r < 4; ++r) {
+    std::ifstream in(fs::path(pids) / ("pid-" + std::to_string(r)));
+    int pid = 0;
+    if (in >> pid && pid > 0) kill(pid, SIGKILL);
+  }
+  runner.join();
+  ASSERT_TRUE(ready) << "the ranks never flushed a block";
+  trace::TraceDir dir = trace::TraceDir::open(trace_dir);
+  EXPECT_EQ(dir.truncated_ranks().size(), 4u);
+  for (auto& rank : dir.ranks) {
+    EXPECT_GT(rank.event_count(), 0u);
+    uint64_t n = 0;
+    while (const Event* e = rank.next()) {
+      if (n == 0) EXPECT_EQ(e->call, Call::Init);
+      ++n;
+    }
+    EXPECT_EQ(n, rank.event_count());
+  }
+}
+
+TEST(TracerAbort, AbortingRankFlushesItsTrace) {
+  const std::string work = scratch_dir("abort");
+  RunResult r = run_mpi(2, LLAMP_PROG_ABORT, "", {{"LLAMP_TRACE_DIR", work + "/trace"}}, work);
+  EXPECT_NE(r.exit_code, 0);
+  trace::RankTraceReader rank0(work + "/trace/" + trace::rank_file_name(0));
+  EXPECT_FALSE(rank0.truncated());
+  std::vector<Event> events;
+  while (const Event* e = rank0.next()) events.push_back(*e);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(of_call(events, Call::Sendrecv).size(), 5u);
+  EXPECT_EQ(events.back().call, Call::Abort);
+  EXPECT_EQ(events.back().value, 3);
+}
+
+TEST(TracerFaults, UnwritableDirectoryRunsTheAppUntracedWithOneMessage) {
+  const std::string work = scratch_dir("unwritable");
+  std::ofstream(work + "/not-a-dir") << "x";
+  const std::string counts = work + "/counts";
+  fs::create_directories(counts);
+  RunResult r = run_mpi(4, LLAMP_APP_HELLO, "",
+                        {{"LLAMP_TRACE_DIR", work + "/not-a-dir/trace"}, {"LLAMP_APP_COUNTS_DIR", counts}}, work);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(occurrences(r.output, "llamptrace:"), 1u) << r.output;
+  EXPECT_NE(r.output.find("cannot trace this run"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("not-a-dir"), std::string::npos) << r.output;
+  for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(count_of(read_app_counts(counts, rank), "MPI_Finalize"), 1);
+}
+
+TEST(TracerCounters, MissingEventWarnsOnceAndSoftwareCountersAreRecorded) {
+  const std::string work = scratch_dir("papi");
+  RunResult r = run_mpi(2, LLAMP_APP_HALO2D, "10 32 8 5",
+                        {{"LLAMP_TRACE_DIR", work + "/trace"},
+                         {"LLAMP_TRACE_PAPI", "PAPI_TOT_INS,perf::TASK-CLOCK,perf::LLAMP-NO-SUCH-EVENT"}},
+                        work);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(occurrences(r.output, "llamptrace:"), 1u) << r.output;
+  EXPECT_NE(r.output.find("perf::LLAMP-NO-SUCH-EVENT"), std::string::npos) << r.output;
+  trace::TraceDir dir = trace::TraceDir::open(work + "/trace");
+  const auto& names = dir.meta.counters;
+  ASSERT_NE(std::find(names.begin(), names.end(), "perf::TASK-CLOCK"), names.end());
+  EXPECT_EQ(std::find(names.begin(), names.end(), "perf::LLAMP-NO-SUCH-EVENT"), names.end());
+  // A machine without a PMU (these VMs) must name PAPI_TOT_INS in the warning instead.
+  if (std::find(names.begin(), names.end(), "PAPI_TOT_INS") == names.end())
+    EXPECT_NE(r.output.find("PAPI_TOT_INS"), std::string::npos) << r.output;
+  const size_t clock_index =
+      static_cast<size_t>(std::find(names.begin(), names.end(), "perf::TASK-CLOCK") - names.begin());
+  for (auto& rank : dir.ranks) {
+    int64_t task_clock_ns = 0;
+    while (const Event* e = rank.next()) {
+      ASSERT_EQ(e->counters.size(), names.size()) << trace::call_name(e->call);
+      EXPECT_GE(e->counters[clock_index], 0);
+      task_clock_ns += e->counters[clock_index];
+    }
+    EXPECT_GT(task_clock_ns, 0) << "the halo's compute intervals cost CPU time";
+  }
+}
+
+TEST(TracerDefaults, DefaultDirectoryIsOneNewLlampTraceDirInTheWorkingDirectory) {
+  const std::string work = scratch_dir("default-dir");
+  RunResult r = run_mpi(4, LLAMP_APP_HELLO, "", {}, work);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<fs::path> dirs;
+  for (const auto& entry : fs::directory_iterator(work))
+    if (entry.is_directory() && entry.path().filename().string().rfind("llamp-trace-", 0) == 0)
+      dirs.push_back(entry.path());
+  ASSERT_EQ(dirs.size(), 1u);
+  trace::TraceDir dir = trace::TraceDir::open(dirs[0].string());
+  EXPECT_EQ(dir.ranks.size(), 4u);
+  EXPECT_TRUE(dir.truncated_ranks().empty());
+}
