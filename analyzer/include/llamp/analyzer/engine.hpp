@@ -1,0 +1,96 @@
+#pragma once
+// The native evaluation engine: T, ∂T/∂L and ∂T/∂G of an execution graph under LogGPS in one
+// topological pass (model and equations in docs/analyzer.md, identical to the LP route's):
+//   start(v) = max(0, end(p) for Requires preds p, start(p) for IRequires preds p)
+//   calc:          end = start + cost
+//   eager send:    end = start + o_s                  (s ≤ S)
+//   eager recv:    end = max(start, start(send) + o_s + L + B(s)) + o_r
+//   rendezvous:    h = max(start(recv), start(send) + o_s + L)       (s > S)
+//                  end(recv) = h + o_r + 2L + B(s);   end(send) = end(recv) + L + o_s
+//   B(s) = (s−1)·G for s ≥ 1, 0 for s = 0;  o_s = o_send + (s−1)·O,  o_r = o_recv + (s−1)·O
+//   T = max over vertices of end(v)
+// Every time is carried as (value, slope) where slope is the derivative with respect to the sweep
+// variable (xL or xG, network.hpp); a max() with tied values keeps the larger slope, so the
+// result is the right-derivative of the convex piecewise-linear T.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "llamp/analyzer/network.hpp"
+#include "llamp/graph.hpp"
+
+namespace llamp::analyzer {
+
+namespace detail {
+template <bool Uniform>
+struct Terms;
+}
+
+enum class Sweep : uint8_t { L, G };
+
+struct Point {
+  double x = 0;      // value of the sweep variable
+  double T = 0;      // runtime, ns
+  double slope = 0;  // right-derivative dT/dx (λ_L: latency terms, λ_G: bytes on the critical path)
+};
+
+class Engine {
+ public:
+  // Computes the topological order for the model's S once (throws graph::CycleError).
+  Engine(const graph::Graph& g, NetworkModel model);
+
+  // T at (xL, xG), with the slope with respect to `sweep`. Keeps per-vertex start times for
+  // critical_path() until the next call.
+  Point evaluate(double xL, double xG, Sweep sweep);
+  // Shorthands: the sweep variable at x, the other at the model's base value.
+  Point at_L(double xL) { return evaluate(xL, base_xG(), Sweep::L); }
+  Point at_G(double xG) { return evaluate(base_xL(), xG, Sweep::G); }
+  uint64_t evaluations() const { return evaluations_; }
+
+  // The base values of the sweep variables (homogeneous: the model's L and G; heterogeneous: 0).
+  double base_xL() const { return base_xL_; }
+  double base_xG() const { return base_xG_; }
+  void set_base(double xL, double xG) {
+    base_xL_ = xL;
+    base_xG_ = xG;
+  }
+
+  const graph::Graph& graph() const { return g_; }
+  const NetworkModel& model() const { return model_; }
+  NetworkModel& model() { return model_; }
+  std::span<const graph::VertexId> order() const { return order_; }
+
+  // Results of the last evaluate(): per-vertex start values and slopes, and the vertex whose end
+  // is T.
+  std::span<const double> start_values() const { return t_; }
+  std::span<const double> start_slopes() const { return d_; }
+  graph::VertexId last_vertex() const { return last_; }
+  double last_xL() const { return xL_; }
+  double last_xG() const { return xG_; }
+
+  // Message latency and per-byte gap of the message sent by `send` at the last evaluation point.
+  double message_latency(graph::VertexId send) const;
+  double message_gap(graph::VertexId send) const;
+  uint32_t route_of_send(graph::VertexId send) const;
+  uint32_t rank_of(graph::VertexId v) const { return rank_.empty() ? g_.rank_of(v) : rank_[v]; }
+
+  // Working memory of the engine in bytes (order + per-vertex state).
+  uint64_t memory_bytes() const;
+
+ private:
+  template <bool Uniform>
+  friend struct detail::Terms;
+  template <bool Uniform>
+  Point run(double xL, double xG, Sweep sweep);
+
+  const graph::Graph& g_;
+  NetworkModel model_;
+  std::vector<graph::VertexId> order_;
+  std::vector<uint32_t> rank_;  // only for heterogeneous models
+  std::vector<double> t_, d_;
+  graph::VertexId last_ = graph::kNoVertex;
+  double xL_ = 0, xG_ = 0, base_xL_ = 0, base_xG_ = 0;
+  uint64_t evaluations_ = 0;
+};
+
+}  // namespace llamp::analyzer

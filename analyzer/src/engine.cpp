@@ -1,0 +1,105 @@
+#include "llamp/analyzer/engine.hpp"
+
+#include <fmt/format.h>
+
+#include "model_terms.hpp"
+
+namespace llamp::analyzer {
+
+using graph::Graph;
+using graph::VertexId;
+using graph::VertexKind;
+
+using detail::Lin;
+using detail::take;
+
+Engine::Engine(const Graph& g, NetworkModel model) : g_(g), model_(std::move(model)) {
+  order_ = graph::topological_order(g_, model_.loggp.S_bytes);
+  if (!model_.homogeneous()) {
+    if (model_.node_of_rank.size() != g_.num_ranks)
+      throw Error(fmt::format("the rank → node map has {} ranks, the graph {}", model_.node_of_rank.size(),
+                              g_.num_ranks));
+    rank_.resize(g_.num_vertices());
+    for (uint32_t r = 0; r < g_.num_ranks; ++r)
+      for (uint64_t v = g_.rank_begin[r]; v < g_.rank_begin[r + 1]; ++v) rank_[v] = r;
+  }
+  base_xL_ = model_.homogeneous() ? model_.loggp.L_ns : 0.0;
+  base_xG_ = model_.homogeneous() ? model_.loggp.G_ns_per_byte : 0.0;
+  t_.resize(g_.num_vertices());
+  d_.resize(g_.num_vertices());
+}
+
+uint64_t Engine::memory_bytes() const {
+  return order_.capacity() * sizeof(VertexId) + rank_.capacity() * sizeof(uint32_t) +
+         (t_.capacity() + d_.capacity()) * sizeof(double);
+}
+
+uint32_t Engine::route_of_send(VertexId send) const {
+  return model_.route_of(rank_of(send), rank_of(g_.peer[send]));
+}
+
+double Engine::message_latency(VertexId send) const {
+  uint32_t r = route_of_send(send);
+  return model_.L_const[r] + model_.L_coef[r] * xL_;
+}
+
+double Engine::message_gap(VertexId send) const {
+  uint32_t r = route_of_send(send);
+  return model_.G_const[r] + model_.G_coef[r] * xG_;
+}
+
+Point Engine::evaluate(double xL, double xG, Sweep sweep) {
+  ++evaluations_;
+  xL_ = xL;
+  xG_ = xG;
+  return model_.homogeneous() ? run<true>(xL, xG, sweep) : run<false>(xL, xG, sweep);
+}
+
+template <bool Uniform>
+Point Engine::run(double xL, double xG, Sweep sweep) {
+  const Graph& g = g_;
+  const auto* pred_begin = g.pred_begin.data();
+  const auto* pred = g.pred.data();
+  const auto* kind = g.kind.data();
+  const auto* value = g.value.data();
+  const uint64_t S = model_.loggp.S_bytes;
+  detail::Terms<Uniform> terms(*this, xL, xG, sweep);
+  double* t = t_.data();
+  double* d = d_.data();
+
+  Lin T{0, 0};
+  VertexId last = graph::kNoVertex;
+  for (VertexId v : order_) {
+    Lin st{0, 0};
+    for (uint64_t i = pred_begin[v], e = pred_begin[v + 1]; i < e; ++i) {
+      const uint32_t entry = pred[i];
+      const VertexId u = Graph::pred_vertex(entry);
+      take(st, Graph::pred_is_irequires(entry) ? Lin{t[u], d[u]} : terms.end_of(u));
+    }
+    t[v] = st.v;
+    d[v] = st.d;
+    // A rendezvous send's end is known only once its receive has started: count it there.
+    VertexId ended = v;
+    if (kind[v] == VertexKind::Send && value[v] > S) continue;
+    if (kind[v] == VertexKind::Recv && value[g.peer[v]] > S) {
+      const Lin r = terms.end_of(v);
+      if (r.v > T.v || (r.v == T.v && r.d > T.d) || last == graph::kNoVertex) {
+        T = r;
+        last = v;
+      }
+      ended = g.peer[v];
+    }
+    const Lin en = terms.end_of(ended);
+    if (en.v > T.v || (en.v == T.v && en.d > T.d) || last == graph::kNoVertex) {
+      T = en;
+      last = ended;
+    }
+  }
+  last_ = last;
+  return Point{sweep == Sweep::L ? xL : xG, T.v, T.d};
+}
+
+template Point Engine::run<true>(double, double, Sweep);
+template Point Engine::run<false>(double, double, Sweep);
+
+}  // namespace llamp::analyzer

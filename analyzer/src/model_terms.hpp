@@ -1,0 +1,110 @@
+#pragma once
+// The LogGPS cost terms of docs/analyzer.md, shared by the evaluation pass (engine.cpp) and the
+// critical-path walk (critical_path.cpp) so both read the model from one place.
+#include <vector>
+
+#include "llamp/analyzer/engine.hpp"
+
+namespace llamp::analyzer::detail {
+
+// A time and its derivative with respect to the sweep variable.
+struct Lin {
+  double v, d;
+};
+
+// max() that keeps the larger slope on ties: the right-derivative of a max of lines.
+inline bool beats(Lin b, Lin a) { return b.v > a.v || (b.v == a.v && b.d > a.d); }
+inline void take(Lin& a, Lin b) {
+  if (beats(b, a)) a = b;
+}
+
+// Per-route message costs at one evaluation point.
+struct RouteCost {
+  double lat, lat_d, gap, gap_d;
+};
+
+// The parts of one message's cost (s = the send's bytes, sb = max(s − 1, 0)).
+struct MessageCost {
+  double o_send, o_recv;  // o_send + sb·O, o_recv + sb·O
+  double bytes_term, bytes_term_d;  // B(s) = sb·G and its slope
+  const RouteCost* route;
+  bool rendezvous;
+};
+
+template <bool Uniform>
+struct Terms {
+  Terms(const Engine& e, double xL, double xG, Sweep sweep)
+      : g(e.g_), t(e.t_.data()), d(e.d_.data()), rank(e.rank_.data()), model(e.model_) {
+    routes.resize(model.L_const.size());
+    for (size_t r = 0; r < routes.size(); ++r) {
+      routes[r].lat = model.L_const[r] + model.L_coef[r] * xL;
+      routes[r].gap = model.G_const[r] + model.G_coef[r] * xG;
+      routes[r].lat_d = sweep == Sweep::L ? model.L_coef[r] : 0.0;
+      routes[r].gap_d = sweep == Sweep::G ? model.G_coef[r] : 0.0;
+    }
+    o_send = model.loggp.o_send_ns;
+    o_recv = model.loggp.o_recv_ns;
+    O = model.loggp.O_ns_per_byte;
+    S = model.loggp.S_bytes;
+  }
+
+  const RouteCost& route(graph::VertexId send, graph::VertexId recv) const {
+    if constexpr (Uniform) {
+      (void)send;
+      (void)recv;
+      return routes[0];
+    } else {
+      return routes[model.route_of(rank[send], rank[recv])];
+    }
+  }
+
+  MessageCost message(graph::VertexId send) const {
+    const uint64_t bytes = g.value[send];
+    const double sb = bytes ? static_cast<double>(bytes - 1) : 0.0;
+    const RouteCost& c = route(send, g.peer[send]);
+    return MessageCost{o_send + sb * O, o_recv + sb * O, sb * c.gap, sb * c.gap_d, &c, bytes > S};
+  }
+
+  // The arm of the receive's max() that comes from the sender: arrival of an eager message, or
+  // arrival of the request-to-send of a rendezvous one.
+  Lin sender_arm(graph::VertexId s, const MessageCost& m) const {
+    if (!m.rendezvous) return Lin{t[s] + m.o_send + m.route->lat + m.bytes_term, d[s] + m.route->lat_d + m.bytes_term_d};
+    return Lin{t[s] + m.o_send + m.route->lat, d[s] + m.route->lat_d};
+  }
+
+  Lin recv_end(graph::VertexId r) const {
+    const graph::VertexId s = g.peer[r];
+    const MessageCost m = message(s);
+    Lin h{t[r], d[r]};
+    take(h, sender_arm(s, m));
+    if (!m.rendezvous) return Lin{h.v + m.o_recv, h.d};
+    return Lin{h.v + m.o_recv + 2 * m.route->lat + m.bytes_term, h.d + 2 * m.route->lat_d + m.bytes_term_d};
+  }
+
+  Lin end_of(graph::VertexId u) const {
+    switch (g.kind[u]) {
+      case graph::VertexKind::Calc:
+        return Lin{t[u] + static_cast<double>(g.value[u]), d[u]};
+      case graph::VertexKind::Send: {
+        const MessageCost m = message(u);
+        if (!m.rendezvous) return Lin{t[u] + m.o_send, d[u]};
+        const Lin e = recv_end(g.peer[u]);
+        return Lin{e.v + m.route->lat + m.o_send, e.d + m.route->lat_d};
+      }
+      case graph::VertexKind::Recv:
+        return recv_end(u);
+    }
+    return Lin{0, 0};
+  }
+
+  const graph::Graph& g;
+  const double* t;
+  const double* d;
+  const uint32_t* rank;
+  const NetworkModel& model;
+  std::vector<RouteCost> routes;
+  double o_send, o_recv, O;
+  uint64_t S;
+};
+
+}  // namespace llamp::analyzer::detail

@@ -1,0 +1,218 @@
+// The native engine on hand-computed graphs: T(L), λ_L, λ_G, critical latencies, tolerance,
+// rendezvous, zero-byte messages, critical path.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fmt/format.h>
+
+#include "llamp/analyzer/analysis.hpp"
+#include "llamp/graph_io.hpp"
+
+using namespace llamp;
+using namespace llamp::analyzer;
+
+namespace {
+
+LogGP params(double L, double o, double G, uint64_t S = UINT64_MAX) {
+  LogGP p;
+  p.L_ns = L;
+  p.o_send_ns = p.o_recv_ns = o;
+  p.G_ns_per_byte = G;
+  p.S_bytes = S;
+  return p;
+}
+
+graph::Graph example(const std::string& name = "running_example.goal") {
+  return graph::read_goal(std::string(LLAMP_TEST_DATA) + "/" + name);
+}
+
+// The running example with costs and message size as parameters.
+graph::Graph example_with(uint64_t c0, uint64_t bytes) {
+  return graph::parse_goal(fmt::format(R"(num_ranks 2
+rank 0 {{ c0: calc {}  s: send {}b to 1  c1: calc 1000  s requires c0  c1 requires s }}
+rank 1 {{ c2: calc 500  r: recv {}b from 0  c3: calc 1000  r requires c2  c3 requires r }}
+)",
+                                       c0, bytes, bytes),
+                           "example");
+}
+
+}  // namespace
+
+// Paper 000 Fig. 4c / slides: T = max(L + 1.115 µs, 1.5 µs), L_c = 0.385 µs.
+TEST(Engine, RunningExampleRuntimeAndSensitivity) {
+  graph::Graph g = example();
+  Engine e(g, homogeneous_model(params(500, 0, 5)));
+  Point p = e.at_L(500);
+  EXPECT_DOUBLE_EQ(p.T, 1615);
+  EXPECT_DOUBLE_EQ(p.slope, 1);
+  p = e.at_L(0);
+  EXPECT_DOUBLE_EQ(p.T, 1500);
+  EXPECT_DOUBLE_EQ(p.slope, 0);
+  p = e.at_L(385);  // the breakpoint itself: right-derivative
+  EXPECT_DOUBLE_EQ(p.T, 1500);
+  EXPECT_DOUBLE_EQ(p.slope, 1);
+  p = e.at_G(5);  // at L = 500 the message is critical: λ_G = s − 1 = 3 bytes
+  EXPECT_DOUBLE_EQ(p.slope, 3);
+}
+
+TEST(Engine, RunningExampleCriticalLatencyAndTolerance) {
+  graph::Graph g = example();
+  Engine e(g, homogeneous_model(params(500, 0, 5)));
+  Curve c = exact_curve(e, Sweep::L, 0, 100000);
+  ASSERT_EQ(c.breakpoints.size(), 1u);
+  EXPECT_NEAR(c.breakpoints[0], 385, 1e-9);
+  ASSERT_EQ(c.segments.size(), 2u);
+  EXPECT_DOUBLE_EQ(c.segments[0].slope, 0);
+  EXPECT_DOUBLE_EQ(c.segments[1].slope, 1);
+  EXPECT_NEAR(c.segments[1].T_end, 100000 + 1115, 1e-6);
+  // Fig. 6: the largest L with T ≤ 2 µs is 0.885 µs.
+  auto L = max_x_within(e, Sweep::L, 0, 2000);
+  ASSERT_TRUE(L);
+  EXPECT_NEAR(*L, 885, 1e-9);
+  // Starting on the flat part, too.
+  L = max_x_within(e, Sweep::L, 100, 1500);
+  ASSERT_TRUE(L);
+  EXPECT_NEAR(*L, 385, 1e-9);
+}
+
+TEST(Engine, AlgorithmTwoSweepFindsTheSameBreakpoints) {
+  graph::Graph g = example();
+  Engine e(g, homogeneous_model(params(500, 0, 5)));
+  Curve c = stepped_curve(e, Sweep::L, 200, 500, 100);
+  ASSERT_EQ(c.breakpoints.size(), 1u);
+  EXPECT_NEAR(c.breakpoints[0], 385, 1e-9);
+  EXPECT_GE(c.evaluations, 4u);  // at least the grid 500, 400, 300, 200
+}
+
+// Fig. 4b: with c0 = 1 µs the message is always critical: T = L + 2.015 µs, no critical latency.
+TEST(Engine, LateSenderKeepsMessageCritical) {
+  graph::Graph g = example_with(1000, 4);
+  Engine e(g, homogeneous_model(params(0, 0, 5)));
+  Curve c = exact_curve(e, Sweep::L, 0, 100000);
+  EXPECT_TRUE(c.breakpoints.empty());
+  EXPECT_DOUBLE_EQ(e.at_L(1000).T, 3015);
+  EXPECT_DOUBLE_EQ(e.at_L(0).slope, 1);
+}
+
+TEST(Engine, ZeroByteMessageHasNoBandwidthTerm) {
+  graph::Graph g = example_with(100, 0);
+  Engine e(g, homogeneous_model(params(500, 0, 5)));
+  EXPECT_DOUBLE_EQ(e.at_L(500).T, 1600);  // 100 + L + 1000, no (s − 1)G
+  EXPECT_DOUBLE_EQ(e.at_G(5).slope, 0);
+  Curve c = exact_curve(e, Sweep::L, 0, 1000);
+  ASSERT_EQ(c.breakpoints.size(), 1u);
+  EXPECT_NEAR(c.breakpoints[0], 400, 1e-9);
+}
+
+// Rendezvous (Appendix B, docs/analyzer.md): h = max(t_r, t_s + o + L), end(recv) = h + o + 2L +
+// (s−1)G, end(send) = end(recv) + L + o. Here T = max(500, 100 + L) + 3L + 15 + 1000.
+TEST(Engine, RendezvousCountsHandshakeLatencies) {
+  graph::Graph g = example();
+  Engine e(g, homogeneous_model(params(0, 0, 5, /*S=*/2)));
+  Point p = e.at_L(0);
+  EXPECT_DOUBLE_EQ(p.T, 1515);
+  EXPECT_DOUBLE_EQ(p.slope, 3);  // read request, data, acknowledgement
+  p = e.at_L(1000);
+  EXPECT_DOUBLE_EQ(p.T, 100 + 4000 + 15 + 1000);
+  EXPECT_DOUBLE_EQ(p.slope, 4);  // and the request-to-send once the sender is late
+  Curve c = exact_curve(e, Sweep::L, 0, 100000);
+  ASSERT_EQ(c.breakpoints.size(), 1u);
+  EXPECT_NEAR(c.breakpoints[0], 400, 1e-9);
+  CriticalPath cp = (e.at_L(1000), critical_path(e));
+  EXPECT_EQ(cp.latency_terms, 4u);
+  EXPECT_DOUBLE_EQ(cp.T, 5115);
+}
+
+TEST(Engine, RendezvousWithOverheads) {
+  // o = 50: h = max(500, 100 + 50 + L); end(recv) = h + 50 + 2L + 15; end(send) = end(recv) + L + 50.
+  graph::Graph g = example();
+  Engine e(g, homogeneous_model(params(1000, 50, 5, 2)));
+  EXPECT_DOUBLE_EQ(e.at_L(1000).T, (150 + 1000) + 50 + 2000 + 15 + 1000 + 50 + 1000);
+}
+
+TEST(Engine, NonblockingOverlap) {
+  // o = 200: T = max(1100, max(500, 315 + L) + 200 + 1000): L_c = 185.
+  graph::Graph g = example("running_example_nonblocking.goal");
+  Engine e(g, homogeneous_model(params(0, 200, 5)));
+  EXPECT_DOUBLE_EQ(e.at_L(0).T, 1700);
+  Curve c = exact_curve(e, Sweep::L, 0, 100000);
+  ASSERT_EQ(c.breakpoints.size(), 1u);
+  EXPECT_NEAR(c.breakpoints[0], 185, 1e-9);
+}
+
+TEST(Engine, CriticalPathOfRunningExample) {
+  graph::Graph g = example();
+  Engine e(g, homogeneous_model(params(500, 0, 5)));
+  e.at_L(500);
+  CriticalPath cp = critical_path(e);
+  EXPECT_DOUBLE_EQ(cp.T, 1615);
+  EXPECT_EQ(cp.latency_terms, 1u);
+  EXPECT_DOUBLE_EQ(cp.gap_bytes, 3);
+  ASSERT_EQ(cp.pairs.size(), 1u);
+  EXPECT_EQ(cp.pairs.begin()->first, std::make_pair(0u, 1u));
+  // c0 → s → r → c3
+  ASSERT_EQ(cp.vertices.size(), 4u);
+  EXPECT_EQ(cp.vertices.front(), g.global_id(0, 0));
+  EXPECT_EQ(cp.vertices.back(), g.global_id(1, 2));
+  EXPECT_DOUBLE_EQ(cp.rank_ns[0], 100);
+  EXPECT_DOUBLE_EQ(cp.rank_ns[1], 1000);
+  EXPECT_DOUBLE_EQ(cp.latency_ns, 500);
+  EXPECT_DOUBLE_EQ(cp.bandwidth_ns, 15);
+  // Below the critical latency the message is off the path.
+  e.at_L(100);
+  cp = critical_path(e);
+  EXPECT_EQ(cp.latency_terms, 0u);
+  EXPECT_DOUBLE_EQ(cp.rank_ns[1], 1500);
+}
+
+TEST(Engine, AnalyzeReportsMetricsAndTolerance) {
+  graph::Graph g = example();
+  Engine e(g, homogeneous_model(params(500, 0, 5)));
+  AnalyzeOptions opt;
+  Analysis a = analyze(e, opt);
+  EXPECT_DOUBLE_EQ(a.T, 1615);
+  EXPECT_DOUBLE_EQ(a.lambda_L, 1);
+  EXPECT_NEAR(a.rho_L, 500.0 / 1615, 1e-12);
+  EXPECT_DOUBLE_EQ(a.lambda_G, 3);
+  ASSERT_EQ(a.tolerance.size(), 3u);
+  // 1 %: T ≤ 1631.15 → L ≤ 516.15
+  ASSERT_TRUE(a.tolerance[0].max_L);
+  EXPECT_NEAR(*a.tolerance[0].max_L, 1615 * 1.01 - 1115, 1e-6);
+  // Bandwidth: T = 100 + L + 3G + 1000 + ... ≤ 1631.15 → 3G ≤ 31.15 + 15
+  ASSERT_TRUE(a.tolerance[0].max_G);
+  EXPECT_NEAR(*a.tolerance[0].max_G, (1615 * 1.01 - 1600) / 3, 1e-6);
+  auto j = to_json(a, g);
+  for (const char* key : {"runtime_ns", "lambda_L", "rho_L", "lambda_G", "critical_latencies_ns", "curve", "tolerance"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_NE(curve_csv(a).find("L_ns,delta_L_ns,T_ns,lambda_L,rho_L"), std::string::npos);
+}
+
+TEST(Engine, ToleranceUnboundedWithoutMessages) {
+  graph::Graph g = graph::parse_goal("num_ranks 1\nrank 0 { calc 10 }", "calc-only");
+  Engine e(g, homogeneous_model(params(500, 0, 5)));
+  EXPECT_FALSE(max_x_within(e, Sweep::L, 500, 20));
+}
+
+TEST(Engine, RendezvousDeadlockIsReportedAsCycle) {
+  graph::Graph g = graph::parse_goal(R"(num_ranks 2
+rank 0 { a: send 1000b to 1  b: recv 1000b from 1  b requires a }
+rank 1 { c: send 1000b to 0  d: recv 1000b from 0  d requires c }
+)",
+                                     "headtohead.goal");
+  EXPECT_NO_THROW(Engine(g, homogeneous_model(params(0, 0, 0, 4096))));
+  EXPECT_THROW(Engine(g, homogeneous_model(params(0, 0, 0, 100))), graph::CycleError);
+}
+
+TEST(Engine, BinaryAndTextGiveTheSameRuntime) {
+  graph::Graph g = example("running_example_nonblocking.goal");
+  auto path = std::filesystem::temp_directory_path() / "llamp-engine-rt.lgr";
+  {
+    graph::BinaryGraphWriter w(path.string());
+    graph::write_graph(g, w);
+  }
+  graph::Graph b = graph::load_graph(path.string());
+  Engine e1(g, homogeneous_model(params(700, 30, 2)));
+  Engine e2(b, homogeneous_model(params(700, 30, 2)));
+  EXPECT_DOUBLE_EQ(e1.at_L(700).T, e2.at_L(700).T);
+  std::filesystem::remove(path);
+}

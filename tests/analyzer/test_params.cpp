@@ -1,0 +1,84 @@
+// LogGP parameter file and flags with units.
+#include <gtest/gtest.h>
+
+#include "llamp/error.hpp"
+#include "llamp/loggp_params.hpp"
+
+using namespace llamp;
+
+namespace {
+std::string error_of(const std::string& json) {
+  try {
+    parse_loggp_params(json, "p.json");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(LogGPParams, ParsesTheSchema) {
+  LogGPParams p = parse_loggp_params(R"({"format":"llamp-loggp","version":1,"L_ns":3000,"o_ns":5000,"g_ns":0,
+    "G_ns_per_byte":0.018,"S_bytes":262144,"o_recv_ns":4000,"measurement":{"tool":"x","runs":[1,2]}})",
+                                     "p.json");
+  LogGP r = resolve(p);
+  EXPECT_DOUBLE_EQ(r.L_ns, 3000);
+  EXPECT_DOUBLE_EQ(r.o_send_ns, 5000);
+  EXPECT_DOUBLE_EQ(r.o_recv_ns, 4000);
+  EXPECT_DOUBLE_EQ(r.G_ns_per_byte, 0.018);
+  EXPECT_EQ(r.S_bytes, 262144u);
+  EXPECT_EQ(p.measurement["tool"], "x");
+  EXPECT_EQ(to_json(p)["S_bytes"], 262144);
+}
+
+TEST(LogGPParams, RejectsBadFilesWithTheKey) {
+  EXPECT_NE(error_of("{").find("p.json: offset"), std::string::npos);
+  EXPECT_NE(error_of(R"({"format":"other","version":1})").find("\"format\""), std::string::npos);
+  EXPECT_NE(error_of(R"({"format":"llamp-loggp","version":2})").find("version"), std::string::npos);
+  EXPECT_NE(error_of(R"({"format":"llamp-loggp","version":1,"L_ns":1,"o_ns":1,"g_ns":0,"G_ns_per_byte":0})")
+                .find("\"S_bytes\" is missing"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"format":"llamp-loggp","version":1,"L_ns":-1,"o_ns":1,"g_ns":0,"G_ns_per_byte":0,"S_bytes":1})")
+                .find("\"L_ns\""),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"format":"llamp-loggp","version":1,"L_ns":1,"o_ns":1,"g_ns":0,"G_ns_per_byte":0,"S_bytes":1.5})")
+                .find("whole number"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"format":"llamp-loggp","version":1,"L_ns":1,"o_ns":1,"g_ns":0,"G_ns_per_byte":0,"S_bytes":1,"Lns":3})")
+                .find("unknown key \"Lns\""),
+            std::string::npos);
+}
+
+TEST(LogGPParams, FlagsNeedUnitsAndOverride) {
+  LogGPParams p;
+  set_loggp_flag(p, "--L", "3us");
+  set_loggp_flag(p, "--o", "5us");
+  set_loggp_flag(p, "--G", "0.018ns");
+  set_loggp_flag(p, "--S", "256KiB");
+  LogGP r = resolve(p);
+  EXPECT_DOUBLE_EQ(r.L_ns, 3000);
+  EXPECT_DOUBLE_EQ(r.o_send_ns, 5000);
+  EXPECT_DOUBLE_EQ(r.G_ns_per_byte, 0.018);
+  EXPECT_EQ(r.S_bytes, 262144u);
+  set_loggp_flag(p, "L", "1ms");
+  EXPECT_DOUBLE_EQ(resolve(p).L_ns, 1e6);
+  set_loggp_flag(p, "S", "inf");
+  EXPECT_EQ(resolve(p).S_bytes, UINT64_MAX);
+  try {
+    set_loggp_flag(p, "--L", "3");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--L"), std::string::npos);
+  }
+  EXPECT_THROW(set_loggp_flag(p, "--o", "-1us"), Error);
+  EXPECT_THROW(set_loggp_flag(p, "--S", "3"), Error);
+  EXPECT_THROW(set_loggp_flag(p, "--Q", "3us"), Error);
+  LogGPParams missing;
+  set_loggp_flag(missing, "--L", "1us");
+  try {
+    resolve(missing);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--o"), std::string::npos);
+  }
+}
