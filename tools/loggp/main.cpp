@@ -68,6 +68,10 @@ llamp::loggp::RunInfo run_info() {
 void print_summary(const llamp::loggp::Measurement& m) {
   using llamp::units::format_time_ns;
   const auto& p = m.params;
+  if (p.G_fit.slope <= 0)
+    std::fprintf(stderr, "llamp-loggp: warning: the half round trip did not grow with the size between %zu and "
+                         "%zu B (slope %.4g ns/B); G is set to 0 - rerun on a quieter machine or with more --reps\n",
+                 p.G_fit_min_bytes, p.G_fit_max_bytes, p.G_fit.slope);
   std::fprintf(stderr,
                "llamp-loggp: L = %s (measured %s), o_send = %s, o_recv = %s, g = %s, G = %.5f ns/B, S = %llu B%s\n",
                format_time_ns(p.L_ns).c_str(), format_time_ns(p.L_measured_ns).c_str(),

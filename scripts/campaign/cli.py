@@ -1,0 +1,172 @@
+"""Command line of scripts/llamp-campaign."""
+import argparse
+import os
+import sys
+
+from . import config, prepare, report, runs, schedule, slurm, units
+
+USAGE = """llamp-campaign [options] -- APP [APP ARGS...]     run a campaign
+       llamp-campaign resume DIR [--mode local|slurm]  finish the runs without a success
+       llamp-campaign report DIR                       rewrite the report from the records
+       llamp-campaign prepare DIR | run-slot DIR K     (steps, used by the Slurm jobs)"""
+
+DEFAULT_DELTAS = "0,10,20,30,40,50,60,70,80,90,100"
+
+
+def _log(msg):
+    print(f"llamp-campaign: {msg}", flush=True)
+
+
+def _key_values(items, what):
+    out = {}
+    for item in items:
+        if item == "none":
+            out.clear()
+            continue
+        if "=" not in item:
+            raise SystemExit(f"llamp-campaign: {what} '{item}' is not VAR=VALUE")
+        k, v = item.split("=", 1)
+        out[k] = v
+    return out
+
+
+def run_parser():
+    p = argparse.ArgumentParser(prog="llamp-campaign", usage=USAGE,
+                                description="Validate llamp's predictions: measured vs predicted runtime "
+                                            "of APP under injected network latency ΔL.")
+    p.add_argument("-n", "--ranks", type=int, default=2, help="MPI ranks of the application (default 2)")
+    p.add_argument("--delta-l", default=DEFAULT_DELTAS,
+                   help=f"ΔL values, comma-separated, µs unless a unit is given (default {DEFAULT_DELTAS})")
+    p.add_argument("--reps", type=int, default=5, help="runs per ΔL (default 5)")
+    p.add_argument("-o", "--out", help="output folder (default ./campaign-<app>-<ranks>r)")
+    p.add_argument("--mode", choices=["local", "slurm"], default="local")
+    p.add_argument("--injector-prefix", default=os.environ.get("LLAMP_PATCHED_MPICH_PREFIX", ""),
+                   help="prefix of the patched MPICH+UCX (scripts/build-patched-mpich.sh); needed for ΔL > 0 "
+                        "(default $LLAMP_PATCHED_MPICH_PREFIX)")
+    p.add_argument("--mpiexec", default="mpiexec.mpich", help="launcher (default mpiexec.mpich)")
+    p.add_argument("--mpi-env", action="append", default=None, metavar="VAR=VALUE",
+                   help="environment of every MPI run; default MPIR_CVAR_NOLOCAL=1 (the injector sends on-node "
+                        "messages through UCX, so ΔL = 0 must too); 'none' clears")
+    p.add_argument("--timeout", type=float, default=600, help="seconds before a run counts as timed out")
+    p.add_argument("--seed", type=int, default=1, help="seed of the round shuffling")
+    p.add_argument("--build-dir", help="llamp build folder (default $LLAMP_BUILD_DIR or <repo>/build)")
+    p.add_argument("--llamp", help="llamp CLI (default <build>/bin/llamp)")
+    p.add_argument("--loggp", help="llamp-loggp (default <build>/bin/llamp-loggp)")
+    p.add_argument("--tracer-lib", help="tracer (default <build>/lib/libllamptrace.so)")
+    p.add_argument("--timer-lib", help="runtime timer (default <build>/lib/libllamp_runtime_timer.so)")
+    p.add_argument("--params", help="use this LogGP parameter file instead of measuring one")
+    p.add_argument("--trace", help="use this trace folder instead of tracing the app")
+    p.add_argument("--algo", action="append", default=[], help="passed to llamp schedgen as --algo")
+    p.add_argument("--schedgen-arg", action="append", default=[], help="extra llamp schedgen argument")
+    p.add_argument("--analyze-arg", action="append", default=[], help="extra llamp analyze argument")
+    p.add_argument("--loggp-arg", action="append", default=[], help="extra llamp-loggp argument")
+    p.add_argument("--tolerance", default="1,2,5", help="tolerance levels in percent (default 1,2,5)")
+    p.add_argument("--no-prediction", action="store_true",
+                   help="measure runtimes only: no trace, schedgen or analyze")
+    p.add_argument("--sbatch-arg", action="append", default=[], help="extra #SBATCH line, e.g. --partition=x")
+    p.add_argument("--slurm-parallel", type=int, default=1,
+                   help="array tasks running at once (default 1: runs never share a node's cores)")
+    return p
+
+
+def new_campaign(argv):
+    if "--" not in argv:
+        raise SystemExit("llamp-campaign: give the application after '--', e.g.\n"
+                         "  llamp-campaign -n 2 -- ./build/apps/app_halo2d 100")
+    cut = argv.index("--")
+    args, app = run_parser().parse_args(argv[:cut]), argv[cut + 1:]
+    if not app:
+        raise SystemExit("llamp-campaign: no application command after '--'")
+    if args.ranks < 1 or args.reps < 1:
+        raise SystemExit("llamp-campaign: --ranks and --reps must be at least 1")
+    try:
+        deltas = units.parse_time_list_ns(args.delta_l, "--delta-l")
+        tolerances = [float(t) for t in args.tolerance.split(",") if t.strip()]
+    except (units.UnitError, ValueError) as e:
+        raise SystemExit(f"llamp-campaign: {e}")
+    if max(deltas) > 0 and not args.injector_prefix:
+        raise SystemExit("llamp-campaign: ΔL > 0 needs the latency injector: pass --injector-prefix (the prefix "
+                         "scripts/build-patched-mpich.sh prints) or use --delta-l 0")
+    script_dir = os.path.dirname(os.path.abspath(sys.argv[0]))
+    build_dir = os.path.abspath(args.build_dir) if args.build_dir else config.default_build_dir(script_dir)
+    tools = config.find_tools(build_dir, {"llamp": args.llamp, "loggp": args.loggp,
+                                          "tracer_lib": args.tracer_lib, "timer_lib": args.timer_lib})
+    if not os.path.isfile(tools.timer_lib):
+        raise SystemExit(f"llamp-campaign: runtime timer {tools.timer_lib} not found; build target "
+                         f"llamp_runtime_timer or pass --timer-lib / --build-dir")
+    app[0] = config.resolve_program(app[0])
+    out = os.path.abspath(args.out or f"campaign-{os.path.basename(app[0])}-{args.ranks}r")
+    if os.path.exists(os.path.join(out, config.CONFIG_NAME)):
+        raise SystemExit(f"llamp-campaign: {out} already holds a campaign; use 'llamp-campaign resume {out}' "
+                         f"or another --out")
+    os.makedirs(out, exist_ok=True)
+    mpi_env = _key_values(args.mpi_env if args.mpi_env is not None else ["MPIR_CVAR_NOLOCAL=1"], "--mpi-env")
+    schedgen_args = [a for algo in args.algo for a in ("--algo", algo)] + args.schedgen_arg
+    c = config.Campaign(
+        out_dir=out, app=app, ranks=args.ranks, deltas_ns=deltas, reps=args.reps, seed=args.seed,
+        timeout_s=args.timeout, mpiexec=[config.resolve_program(args.mpiexec)], mpi_env=mpi_env,
+        injector_prefix=os.path.abspath(args.injector_prefix) if args.injector_prefix else "",
+        tools=tools, schedgen_args=schedgen_args, analyze_args=args.analyze_arg, loggp_args=args.loggp_arg,
+        tolerances_pct=tolerances, given_params=os.path.abspath(args.params) if args.params else "",
+        given_trace=os.path.abspath(args.trace) if args.trace else "", no_prediction=args.no_prediction,
+        schedule=schedule.make_schedule(deltas, args.reps, args.seed))
+    c.save()
+    return c, args
+
+
+def prepare_step(c):
+    try:
+        if c.no_prediction:
+            prepare.measure_parameters(c, _log)
+        else:
+            prepare.prepare(c, _log)
+    except prepare.StepError as e:
+        raise SystemExit(f"llamp-campaign: {e}")
+
+
+def run_local(c):
+    prepare_step(c)
+    _log(f"{len(c.schedule)} runs: {len(c.deltas_ns)} ΔL values x {c.reps} shuffled rounds")
+    for s in c.schedule:
+        runs.run_slot(c, s, _log)
+    report.write(c, _log)
+    return 0 if not [s for s in c.schedule if not runs.slot_done(runs.load_records(c), s.slot)] else 3
+
+
+def main(argv):
+    if argv and argv[0] in ("-h", "--help"):
+        run_parser().print_help()
+        return 0
+    command = argv[0] if argv and argv[0] in ("resume", "report", "prepare", "run-slot") else "run"
+    if command == "run":
+        c, args = new_campaign(argv)
+        if args.mode == "slurm":
+            slurm.submit(c, args.sbatch_arg, args.slurm_parallel, _log)
+            return 0
+        return run_local(c)
+
+    p = argparse.ArgumentParser(prog=f"llamp-campaign {command}")
+    p.add_argument("dir")
+    if command == "run-slot":
+        p.add_argument("slot", type=int)
+    if command == "resume":
+        p.add_argument("--mode", choices=["local", "slurm"], default="local")
+        p.add_argument("--sbatch-arg", action="append", default=[])
+        p.add_argument("--slurm-parallel", type=int, default=1)
+    args = p.parse_args(argv[1:])
+    c = config.load(args.dir)
+    if command == "prepare":
+        prepare_step(c)
+    elif command == "run-slot":
+        if not 0 <= args.slot < len(c.schedule):
+            raise SystemExit(f"llamp-campaign: slot {args.slot} is not in 0..{len(c.schedule) - 1}")
+        record = runs.run_slot(c, c.schedule[args.slot], _log)
+        return 0 if record["status"] == runs.OK else 3
+    elif command == "report":
+        report.write(c, _log)
+    elif command == "resume":
+        if args.mode == "slurm":
+            slurm.submit(c, args.sbatch_arg, args.slurm_parallel, _log)
+        else:
+            return run_local(c)
+    return 0

@@ -1,0 +1,96 @@
+"""The campaign's description, saved as <out>/campaign.json so every later step (a Slurm array
+task, a resumed campaign, a report) works from the folder alone, from any directory."""
+import json
+import os
+import shutil
+from dataclasses import asdict, dataclass, field
+
+from .schedule import Slot, slot_from_json, slot_to_json
+
+CONFIG_NAME = "campaign.json"
+
+
+@dataclass
+class Tools:
+    llamp: str = ""        # the llamp CLI (schedgen, analyze)
+    loggp: str = ""        # llamp-loggp
+    tracer_lib: str = ""   # libllamptrace.so
+    timer_lib: str = ""    # libllamp_runtime_timer.so
+
+
+@dataclass
+class Campaign:
+    out_dir: str
+    app: list
+    ranks: int
+    deltas_ns: list
+    reps: int = 5
+    seed: int = 1
+    timeout_s: float = 600.0
+    max_attempts: int = 2             # a failed run is retried once
+    mpiexec: list = field(default_factory=lambda: ["mpiexec.mpich"])
+    mpi_env: dict = field(default_factory=dict)
+    injector_prefix: str = ""         # patched MPICH+UCX prefix (its llamp-env.sh is sourced)
+    tools: Tools = field(default_factory=Tools)
+    schedgen_args: list = field(default_factory=list)
+    analyze_args: list = field(default_factory=list)
+    loggp_args: list = field(default_factory=list)
+    tolerances_pct: list = field(default_factory=lambda: [1.0, 2.0, 5.0])
+    given_params: str = ""            # use this parameter file instead of measuring
+    given_trace: str = ""             # use this trace directory instead of tracing
+    no_prediction: bool = False       # measure runtimes only (no trace, schedgen, analyze)
+    schedule: list = field(default_factory=list)
+
+    def path(self, *parts):
+        return os.path.join(self.out_dir, *parts)
+
+    def save(self):
+        d = asdict(self)
+        d["schedule"] = [slot_to_json(s) for s in self.schedule]
+        tmp = self.path(CONFIG_NAME + ".tmp")
+        with open(tmp, "w") as f:
+            json.dump(d, f, indent=2)
+        os.replace(tmp, self.path(CONFIG_NAME))
+
+
+def load(out_dir):
+    path = os.path.join(os.path.abspath(out_dir), CONFIG_NAME)
+    try:
+        with open(path) as f:
+            d = json.load(f)
+    except FileNotFoundError:
+        raise SystemExit(f"llamp-campaign: {path} does not exist; is '{out_dir}' a campaign folder?")
+    except json.JSONDecodeError as e:
+        raise SystemExit(f"llamp-campaign: {path}: invalid JSON at line {e.lineno}: {e.msg}")
+    d["tools"] = Tools(**d.get("tools", {}))
+    d["schedule"] = [slot_from_json(s) for s in d.get("schedule", [])]
+    d["out_dir"] = os.path.abspath(out_dir)  # the folder may have moved since
+    return Campaign(**d)
+
+
+def find_tools(build_dir, overrides):
+    """Locates the tools in a build folder; explicit paths in `overrides` win."""
+    guesses = {
+        "llamp": os.path.join(build_dir, "bin", "llamp"),
+        "loggp": os.path.join(build_dir, "bin", "llamp-loggp"),
+        "tracer_lib": os.path.join(build_dir, "lib", "libllamptrace.so"),
+        "timer_lib": os.path.join(build_dir, "lib", "libllamp_runtime_timer.so"),
+    }
+    chosen = {k: os.path.abspath(overrides.get(k) or v) for k, v in guesses.items()}
+    return Tools(**chosen)
+
+
+def default_build_dir(script_dir):
+    """$LLAMP_BUILD_DIR, else <repo>/build next to this script's repository."""
+    env = os.environ.get("LLAMP_BUILD_DIR")
+    if env:
+        return os.path.abspath(env)
+    return os.path.abspath(os.path.join(script_dir, "..", "build"))
+
+
+def resolve_program(name):
+    """An absolute path for a command name, so Slurm jobs do not depend on PATH."""
+    if os.sep in name:
+        return os.path.abspath(name)
+    found = shutil.which(name)
+    return found or name

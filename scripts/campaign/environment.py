@@ -1,0 +1,43 @@
+"""The environment every process of the campaign runs in.
+
+All runs (parameter measurement, trace, injected runs) use the same MPI stack and transport, so
+the only thing that changes between them is LLAMP_DELTA_L:
+  * the patched MPICH prefix's llamp-env.sh (PATH, LD_LIBRARY_PATH) when one is given;
+  * the --mpi-env variables; by default MPIR_CVAR_NOLOCAL=1, because the injector routes on-node
+    messages through UCX while ΔL > 0, and ΔL = 0 must take the same path.
+"""
+import os
+import subprocess
+
+
+def injector_environment(prefix):
+    """Variables llamp-env.sh of the patched MPICH prefix sets, as a dict (empty without prefix)."""
+    if not prefix:
+        return {}
+    script = os.path.join(prefix, "llamp-env.sh")
+    if not os.path.isfile(script):
+        raise SystemExit(f"llamp-campaign: {script} not found; build the injector stack with "
+                         f"scripts/build-patched-mpich.sh and pass its prefix")
+    out = subprocess.run(["bash", "-c", 'source "$1" && env -0', "bash", script],
+                         check=True, capture_output=True).stdout
+    after = dict(item.split("=", 1) for item in out.decode().split("\0") if "=" in item)
+    return {k: v for k, v in after.items() if os.environ.get(k) != v and k not in ("_", "SHLVL", "PWD")}
+
+
+def base_environment(campaign):
+    env = dict(os.environ)
+    env.update(injector_environment(campaign.injector_prefix))
+    env.update({k: str(v) for k, v in campaign.mpi_env.items()})
+    # Never inherit a latency or a preload from the caller: each step sets its own.
+    env.pop("LLAMP_DELTA_L", None)
+    env.pop("LLAMP_TRACE_DIR", None)
+    env.pop("LLAMP_RUNTIME_DIR", None)
+    return env
+
+
+def with_preload(env, libs):
+    libs = [lib for lib in libs if lib]
+    if env.get("LD_PRELOAD"):
+        libs.append(env["LD_PRELOAD"])
+    env["LD_PRELOAD"] = ":".join(libs)
+    return env

@@ -1,0 +1,52 @@
+"""Fig. 9-style figure: measured vs predicted runtime over ΔL with the 1/2/5 % tolerance marks
+(top), λ_L and ρ_L over ΔL (bottom). Needs Debian's python3-matplotlib (/usr/bin/python3)."""
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+_COLOURS = ["tab:green", "tab:orange", "tab:red", "tab:purple", "tab:brown"]
+
+
+def figure(campaign, result, path):
+    rows = [r for r in result["per_delta"] if "mean_ns" in r]
+    us = [r["delta_ns"] / 1e3 for r in rows]
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(6.4, 6.4), sharex=True,
+                                      gridspec_kw={"height_ratios": [2, 1]})
+    for r in rows:
+        top.scatter([r["delta_ns"] / 1e3] * len(r["runtimes_ns"]), [t / 1e9 for t in r["runtimes_ns"]],
+                    s=8, color="0.6", zorder=1)
+    top.errorbar(us, [r["mean_ns"] / 1e9 for r in rows], yerr=[r["std_ns"] / 1e9 for r in rows], fmt="o",
+                 color="black", capsize=3, label="measured (mean ± std)", zorder=3)
+    title = f"{' '.join(campaign.app)} — {campaign.ranks} ranks"
+    if "rrmse" in result:
+        grid_rows = result["predicted_curve"]
+        top.plot([r["delta_ns"] / 1e3 for r in grid_rows], [r["predicted_ns"] / 1e9 for r in grid_rows], "-",
+                 color="tab:blue", label="LLAMP prediction", zorder=2)
+        title += f"   RRMSE = {100 * result['rrmse']:.2f} %"
+        for i, t in enumerate(result.get("tolerance", [])):
+            c = _COLOURS[i % len(_COLOURS)]
+            if t["predicted_reached_in_range"]:
+                top.axvline(t["predicted_delta_ns"] / 1e3, color=c, linestyle="--", linewidth=1,
+                            label=f"{t['percent']:g} % tolerance (predicted)")
+            if t["measured_reached_in_range"]:
+                top.axvline(t["measured_delta_ns"] / 1e3, color=c, linestyle=":", linewidth=1,
+                            label=f"{t['percent']:g} % tolerance (measured)")
+        bottom.plot([r["delta_ns"] / 1e3 for r in grid_rows], [r["lambda_L"] for r in grid_rows], "-",
+                    color="tab:blue", label="λ_L")
+        bottom.set_ylabel("λ_L")
+        twin = bottom.twinx()
+        twin.plot([r["delta_ns"] / 1e3 for r in grid_rows], [r["rho_L"] for r in grid_rows], "-",
+                  color="tab:red", label="ρ_L")
+        twin.set_ylabel("ρ_L")
+        lines = bottom.get_lines() + twin.get_lines()
+        bottom.legend(lines, [l.get_label() for l in lines], loc="upper left", fontsize=8)
+    top.set_title(title, fontsize=10)
+    top.set_ylabel("runtime [s]")
+    top.legend(fontsize=7, loc="upper left")
+    top.grid(alpha=0.3)
+    bottom.set_xlabel("ΔL [µs]")
+    bottom.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,153 @@
+"""Steps (a)-(c): LogGP parameters, one traced run, schedgen + analyze.
+
+Each step writes its product into the campaign folder and is skipped when the product already
+exists, so a resumed campaign does not redo them. Commands and output go to <out>/logs/.
+"""
+import json
+import math
+import os
+import shutil
+import subprocess
+
+from . import environment
+from .runs import OK, run_command
+from .runtime_records import RecordError, read_run
+
+
+class StepError(Exception):
+    pass
+
+
+def _log_path(campaign, name):
+    os.makedirs(campaign.path("logs"), exist_ok=True)
+    return campaign.path("logs", name + ".log")
+
+
+def _run_step(campaign, name, cmd, env, attempts=2):
+    """Runs a preparation command, retrying once like an application run."""
+    log = _log_path(campaign, name)
+    for attempt in range(1, attempts + 1):
+        status, code, wall = run_command(cmd, env, log, campaign.timeout_s)
+        if status == OK:
+            return wall
+        with open(log, "a") as f:
+            f.write(f"\nllamp-campaign: {name} attempt {attempt} {status} (exit code {code})\n")
+    raise StepError(f"{name} failed {attempts} times; see {log}")
+
+
+def _require(path, what):
+    if not os.path.exists(path):
+        raise StepError(f"{what} not found at {path}; build it or pass its path (see --help)")
+
+
+def measure_parameters(campaign, log=print):
+    """(a) params.json: llamp-loggp between two ranks on the same stack, at ΔL = 0."""
+    target = campaign.path("params.json")
+    if os.path.exists(target):
+        return target
+    if campaign.given_params:
+        shutil.copyfile(campaign.given_params, target)
+        log(f"parameters: copied {campaign.given_params}")
+        return target
+    _require(campaign.tools.loggp, "llamp-loggp")
+    env = environment.base_environment(campaign)
+    cmd = list(campaign.mpiexec) + ["-n", "2", campaign.tools.loggp, "-o", target + ".tmp"] + list(
+        campaign.loggp_args)
+    _run_step(campaign, "loggp", cmd, env)
+    os.replace(target + ".tmp", target)
+    with open(target) as f:
+        p = json.load(f)
+    log(f"parameters: L = {p['L_ns']:.1f} ns, o = {p['o_ns']:.1f} ns, G = {p['G_ns_per_byte']:.4f} ns/B, "
+        f"S = {p['S_bytes']} B")
+    return target
+
+
+def trace_application(campaign, log=print):
+    """(b) one traced run at ΔL = 0; the timer library runs too, so the tracing overhead shows."""
+    trace_dir = campaign.path("trace")
+    done = campaign.path("trace.done.json")
+    if os.path.exists(done):
+        return trace_dir
+    if campaign.given_trace:
+        with open(done, "w") as f:
+            json.dump({"trace_dir": os.path.abspath(campaign.given_trace), "given": True}, f)
+        return campaign.given_trace
+    _require(campaign.tools.tracer_lib, "the tracer library")
+    runtime_dir = campaign.path("trace-runtime")
+    for d in (trace_dir, runtime_dir):
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+    env = environment.base_environment(campaign)
+    env["LLAMP_TRACE_DIR"] = trace_dir
+    env["LLAMP_RUNTIME_DIR"] = runtime_dir
+    environment.with_preload(env, [campaign.tools.timer_lib, campaign.tools.tracer_lib])
+    cmd = list(campaign.mpiexec) + ["-n", str(campaign.ranks)] + list(campaign.app)
+    _run_step(campaign, "trace", cmd, env)
+    try:
+        _, traced_runtime = read_run(runtime_dir, campaign.ranks)
+    except RecordError as e:
+        raise StepError(f"traced run: {e}")
+    with open(done, "w") as f:
+        json.dump({"trace_dir": trace_dir, "given": False, "traced_runtime_ns": traced_runtime}, f)
+    log(f"trace: {trace_dir} (traced run {traced_runtime / 1e9:.4f} s)")
+    return trace_dir
+
+
+def trace_location(campaign):
+    with open(campaign.path("trace.done.json")) as f:
+        return json.load(f)["trace_dir"]
+
+
+def build_graph(campaign, log=print):
+    """(c1) llamp schedgen TRACE -o app.goal."""
+    goal = campaign.path("app.goal")
+    if os.path.exists(goal):
+        return goal
+    _require(campaign.tools.llamp, "the llamp CLI")
+    cmd = [campaign.tools.llamp, "schedgen", trace_location(campaign), "-o", goal + ".tmp.goal"] + list(
+        campaign.schedgen_args)
+    _run_step(campaign, "schedgen", cmd, dict(os.environ), attempts=1)
+    os.replace(goal + ".tmp.goal", goal)
+    log(f"graph: {goal}")
+    return goal
+
+
+def analysis_range_ns(campaign, params):
+    """The L range the analyzer evaluates: from 0 to L0 + the largest ΔL (absolute latency)."""
+    return 0, int(math.ceil(params["L_ns"] + max(campaign.deltas_ns)))
+
+
+def analyze(campaign, log=print):
+    """(c2) llamp analyze app.goal --params params.json --range ... --tolerance ... --json."""
+    target = campaign.path("analysis.json")
+    if os.path.exists(target):
+        return target
+    with open(campaign.path("params.json")) as f:
+        params = json.load(f)
+    lo, hi = analysis_range_ns(campaign, params)
+    tolerance = ",".join(f"{t:g}" for t in campaign.tolerances_pct)
+    cmd = [campaign.tools.llamp, "analyze", campaign.path("app.goal"), "--params", campaign.path("params.json"),
+           "--range", f"{lo}ns:{hi}ns", "--tolerance", tolerance, "--json", target + ".tmp"] + list(
+               campaign.analyze_args)
+    log_path = _log_path(campaign, "analyze")
+    with open(log_path, "ab") as log_file:
+        log_file.write(("$ " + " ".join(cmd) + "\n").encode())
+        log_file.flush()
+        rc = subprocess.run(cmd, stdout=log_file, stderr=subprocess.STDOUT).returncode
+    if rc != 0:
+        raise StepError(f"llamp analyze failed (exit code {rc}); see {log_path}")
+    try:
+        with open(target + ".tmp") as f:
+            json.load(f)
+    except json.JSONDecodeError as e:
+        raise StepError(f"llamp analyze wrote invalid JSON ({e.msg} at line {e.lineno}); see {target}.tmp")
+    os.replace(target + ".tmp", target)
+    log(f"analysis: {target}")
+    return target
+
+
+def prepare(campaign, log=print):
+    measure_parameters(campaign, log)
+    trace_application(campaign, log)
+    build_graph(campaign, log)
+    analyze(campaign, log)

@@ -1,0 +1,193 @@
+"""Steps (e)-(g): compare measured and predicted runtimes and write the campaign folder's
+report.md, report.json, runs.csv (every attempt), summary.csv (per ΔL) and campaign.png."""
+import csv
+import json
+import os
+
+from . import prediction as prediction_mod
+from . import runs, stats, units
+
+
+def _prediction(campaign):
+    analysis = campaign.path("analysis.json")
+    if not os.path.exists(analysis):
+        return None
+    return prediction_mod.load(analysis)
+
+
+def _traced_runtime(campaign):
+    path = campaign.path("trace.done.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f).get("traced_runtime_ns")
+
+
+def build(campaign, pred=None):
+    """Everything the report says, as one JSON-ready dict. `pred` defaults to analysis.json."""
+    records = runs.load_records(campaign)
+    pred = pred if pred is not None else _prediction(campaign)
+    rows = stats.per_delta(records, campaign.deltas_ns)
+    L0 = pred.L0_ns if pred else None
+    for row in rows:
+        if pred:
+            L = L0 + row["delta_ns"]
+            row["predicted_ns"] = pred.runtime_ns(L)
+            row["lambda_L"] = pred.lambda_L(L)
+            row["rho_L"] = pred.rho_L(L)
+            if "mean_ns" in row:
+                row["error_ns"] = row["mean_ns"] - row["predicted_ns"]
+                row["relative_error"] = row["error_ns"] / row["mean_ns"]
+
+    measured_rows = [r for r in rows if "mean_ns" in r]
+    missing = [r["delta_ns"] for r in rows if "mean_ns" not in r]
+    result = {
+        "app": campaign.app, "ranks": campaign.ranks, "reps": campaign.reps,
+        "deltas_ns": campaign.deltas_ns, "mpi_env": campaign.mpi_env,
+        "injector_prefix": campaign.injector_prefix or None,
+        "L0_ns": L0, "per_delta": rows,
+        "attempts": len(records),
+        "failures": [r for r in records if r["status"] != runs.OK],
+        "slots_without_success": [s.slot for s in campaign.schedule if not runs.slot_done(records, s.slot)],
+        "deltas_without_measurement": missing,
+        "traced_runtime_ns": _traced_runtime(campaign),
+    }
+    if pred and measured_rows:
+        measured = [r["mean_ns"] for r in measured_rows]
+        predicted = [r["predicted_ns"] for r in measured_rows]
+        result["rmse_ns"] = stats.rmse(measured, predicted)
+        result["rrmse"] = stats.rrmse(measured, predicted)
+        every_run = [(t, r["predicted_ns"]) for r in measured_rows for t in r["runtimes_ns"]]
+        result["rmse_all_runs_ns"] = stats.rmse([a for a, _ in every_run], [b for _, b in every_run])
+        result["rrmse_all_runs"] = result["rmse_all_runs_ns"] / stats.mean([a for a, _ in every_run])
+        result["analysis"] = {"runtime_at_L0_ns": pred.runtime_at_L0_ns, "lambda_L_at_L0": pred.lambda_L_at_L0,
+                              "rho_L_at_L0": pred.rho_L_at_L0, "critical_latencies_ns": pred.critical_ns}
+        result["tolerance"] = tolerance_table(campaign, pred, measured_rows)
+    if pred:
+        result["predicted_curve"] = predicted_curve(campaign, pred)
+    return result
+
+
+def predicted_curve(campaign, pred, points=200):
+    """T, λ_L, ρ_L over the ΔL range on a grid plus every critical latency, for the figure."""
+    top = max(campaign.deltas_ns)
+    deltas = {top * i / points for i in range(points + 1)}
+    deltas |= {c - pred.L0_ns for c in pred.critical_ns if 0 <= c - pred.L0_ns <= top}
+    return [{"delta_ns": d, "predicted_ns": pred.runtime_ns(pred.L0_ns + d),
+             "lambda_L": pred.lambda_L(pred.L0_ns + d), "rho_L": pred.rho_L(pred.L0_ns + d)}
+            for d in sorted(deltas)]
+
+
+def tolerance_table(campaign, pred, measured_rows):
+    deltas = [r["delta_ns"] for r in measured_rows]
+    means = [r["mean_ns"] for r in measured_rows]
+    table = []
+    for pct in campaign.tolerances_pct:
+        measured, reached = stats.tolerance_from_curve(deltas, means, pct)
+        analyzer_L = pred.tolerance_L_ns(pct)
+        if analyzer_L is not None and analyzer_L - pred.L0_ns > deltas[-1]:
+            analyzer_L = None  # beyond the measured range: report it like the measured side
+        # The same rule applied to the predicted curve on a fine grid over the measured range.
+        grid = [deltas[0] + (deltas[-1] - deltas[0]) * i / 2000 for i in range(2001)]
+        curve = [pred.runtime_ns(pred.L0_ns + d) for d in grid]
+        from_curve, pred_reached = stats.tolerance_from_curve(grid, curve, pct)
+        table.append({"percent": pct,
+                      "predicted_delta_ns": (analyzer_L - pred.L0_ns) if analyzer_L is not None else from_curve,
+                      "predicted_source": "llamp analyze --tolerance" if analyzer_L is not None else "predicted curve",
+                      "predicted_reached_in_range": pred_reached,
+                      "measured_delta_ns": measured, "measured_reached_in_range": reached})
+    return table
+
+
+def write_csvs(campaign, result):
+    records = runs.load_records(campaign)
+    fields = ["slot", "round", "delta_ns", "attempt", "status", "exit_code", "runtime_ns", "wall_s",
+              "started_unix", "host", "reason", "directory"]
+    with open(campaign.path("runs.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        w.writeheader()
+        for r in sorted(records, key=lambda r: (r["slot"], r["attempt"])):
+            w.writerow(r)
+    fields = ["delta_ns", "runs_ok", "attempts", "failed", "timed_out", "mean_ns", "std_ns", "min_ns",
+              "max_ns", "cv", "predicted_ns", "error_ns", "relative_error", "lambda_L", "rho_L"]
+    with open(campaign.path("summary.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        w.writeheader()
+        for row in result["per_delta"]:
+            w.writerow(row)
+
+
+def _s(ns):
+    return "–" if ns is None else f"{ns / 1e9:.5f}"
+
+
+def _table_row(r):
+    def pct(x):
+        return f"{100 * x:+.2f} %"
+    cells = [units.fmt_us(r["delta_ns"]), f"{r['runs_ok']} / {r['attempts']}", _s(r.get("mean_ns")),
+             _s(r.get("std_ns")), f"{100 * r['cv']:.2f} %" if "cv" in r else "–", _s(r.get("predicted_ns")),
+             pct(r["relative_error"]) if "relative_error" in r else "–",
+             f"{r['lambda_L']:.1f}" if "lambda_L" in r else "–", f"{r['rho_L']:.4f}" if "rho_L" in r else "–"]
+    return "| " + " | ".join(cells) + " |"
+
+
+def markdown(campaign, result):
+    lines = [f"# llamp validation campaign: `{' '.join(campaign.app)}` on {campaign.ranks} ranks", ""]
+    if "rrmse" in result:
+        lines += [f"**RRMSE {100 * result['rrmse']:.2f} %** (RMSE {result['rmse_ns'] / 1e9:.5f} s) over "
+                  f"{len([r for r in result['per_delta'] if 'mean_ns' in r])} ΔL values; over every single run: "
+                  f"RRMSE {100 * result['rrmse_all_runs']:.2f} %.", ""]
+    else:
+        lines += ["No prediction (analysis.json missing): measured runtimes only.", ""]
+    if result["L0_ns"] is not None:
+        a = result["analysis"] if "analysis" in result else {}
+        lines += [f"L0 = {result['L0_ns']:.1f} ns (params.json); predicted T(L0) = "
+                  f"{_s(a.get('runtime_at_L0_ns'))} s, λ_L(L0) = {a.get('lambda_L_at_L0', float('nan')):.1f}, "
+                  f"ρ_L(L0) = {a.get('rho_L_at_L0', float('nan')):.4f}.", ""]
+    if result["traced_runtime_ns"] is not None:
+        base = next((r for r in result["per_delta"] if r["delta_ns"] == min(campaign.deltas_ns) and "mean_ns" in r), None)
+        overhead = (f" ({100 * (result['traced_runtime_ns'] / base['mean_ns'] - 1):+.2f} % vs. the untraced mean)"
+                    if base else "")
+        lines += [f"Traced run: {_s(result['traced_runtime_ns'])} s{overhead}.", ""]
+    lines += ["| ΔL | runs ok / attempts | measured mean [s] | std [s] | CV | predicted [s] | error | λ_L | ρ_L |",
+              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in result["per_delta"]:
+        lines.append(_table_row(r))
+    if "tolerance" in result:
+        lines += ["", "| tolerance | predicted ΔL | measured ΔL |", "|---:|---:|---:|"]
+        for t in result["tolerance"]:
+            p = units.fmt_us(t["predicted_delta_ns"]) + ("" if t["predicted_reached_in_range"] else " (≥, not reached)")
+            m = units.fmt_us(t["measured_delta_ns"]) + ("" if t["measured_reached_in_range"] else " (≥, not reached)")
+            lines.append(f"| {t['percent']:g} % | {p} | {m} |")
+    lines += [""]
+    if result["failures"]:
+        lines += [f"{len(result['failures'])} failed or timed-out attempt(s), excluded from every mean:", ""]
+        for r in result["failures"]:
+            lines.append(f"- slot {r['slot']} (ΔL {units.fmt_us(r['delta_ns'])}, round {r['round']}, "
+                         f"attempt {r['attempt']}): {r['status']}: {r['reason']}")
+        lines.append("")
+    if result["slots_without_success"]:
+        lines += [f"Slots with no successful run: {result['slots_without_success']} "
+                  f"(resume with `llamp-campaign resume {campaign.out_dir}`).", ""]
+    lines += ["Runtime of a run: max over ranks of (MPI_Finalize start − MPI_Init end), measured by "
+              "libllamp_runtime_timer.so; predicted runtime: `llamp analyze` T(L0 + ΔL). Rounds are "
+              "shuffled permutations of the ΔL list. Files: runs.csv (every attempt), summary.csv, "
+              "report.json, campaign.png, params.json, analysis.json, logs/.", ""]
+    return "\n".join(lines)
+
+
+def write(campaign, log=print):
+    result = build(campaign)
+    write_csvs(campaign, result)
+    with open(campaign.path("report.json"), "w") as f:
+        json.dump(result, f, indent=2)
+    with open(campaign.path("report.md"), "w") as f:
+        f.write(markdown(campaign, result))
+    if any("mean_ns" in r for r in result["per_delta"]):
+        from . import plot
+        plot.figure(campaign, result, campaign.path("campaign.png"))
+    if "rrmse" in result:
+        log(f"report: {campaign.path('report.md')} (RRMSE {100 * result['rrmse']:.2f} %)")
+    else:
+        log(f"report: {campaign.path('report.md')}")
+    return result

@@ -1,0 +1,44 @@
+"""Reads what libllamp_runtime_timer.so wrote: one runtime-<rank>.txt per rank.
+
+    llamp-runtime rank <r> size <p> runtime_ns <n> init_end_ns <a> finalize_start_ns <b>
+
+The runtime of a run is the maximum over ranks of (MPI_Finalize start - MPI_Init end).
+"""
+import glob
+import os
+
+
+class RecordError(Exception):
+    pass
+
+
+def parse_line(line, path):
+    fields = line.split()
+    if len(fields) != 11 or fields[0] != "llamp-runtime":
+        raise RecordError(f"{path}:1: not a llamp-runtime record: '{line.strip()}'")
+    try:
+        values = {fields[i]: int(fields[i + 1]) for i in range(1, 11, 2)}
+    except ValueError:
+        raise RecordError(f"{path}:1: non-integer value in '{line.strip()}'")
+    for key in ("rank", "size", "runtime_ns"):
+        if key not in values:
+            raise RecordError(f"{path}:1: missing '{key}'")
+    return values
+
+
+def read_run(directory, ranks):
+    """Per-rank runtimes (ns, by rank) and their maximum; RecordError unless every rank wrote one."""
+    per_rank = {}
+    for path in sorted(glob.glob(os.path.join(directory, "runtime-*.txt"))):
+        with open(path) as f:
+            line = f.readline()
+        rec = parse_line(line, path)
+        if rec["size"] != ranks:
+            raise RecordError(f"{path}: run had {rec['size']} ranks, the campaign asked for {ranks}")
+        if rec["runtime_ns"] < 0:
+            raise RecordError(f"{path}: negative runtime {rec['runtime_ns']} ns")
+        per_rank[rec["rank"]] = rec["runtime_ns"]
+    if len(per_rank) != ranks:
+        raise RecordError(f"{directory}: runtime records from {len(per_rank)} of {ranks} ranks "
+                          f"(did the app reach MPI_Finalize? is the timer library preloaded?)")
+    return [per_rank[r] for r in sorted(per_rank)], max(per_rank.values())

@@ -1,0 +1,66 @@
+"""Per-ΔL statistics of measured runs, prediction errors and measured latency tolerance.
+
+RMSE and RRMSE follow paper 000 (Sec. III-C, Table II): the measured value at each ΔL is the mean
+of its successful runs, RMSE = sqrt(mean over ΔL of (measured - predicted)^2) and
+RRMSE = RMSE / mean over ΔL of measured. Only "ok" runs count; failed and timed-out attempts are
+listed separately.
+"""
+import math
+
+
+def mean(xs):
+    return sum(xs) / len(xs)
+
+
+def sample_std(xs):
+    if len(xs) < 2:
+        return 0.0
+    m = mean(xs)
+    return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+
+
+def per_delta(records, deltas_ns):
+    """One row per ΔL: ok runtimes and their summary, plus the failures."""
+    rows = []
+    for d in deltas_ns:
+        mine = [r for r in records if r["delta_ns"] == d]
+        ok = [r["runtime_ns"] for r in mine if r["status"] == "ok"]
+        row = {"delta_ns": d, "runs_ok": len(ok), "attempts": len(mine),
+               "failed": sum(1 for r in mine if r["status"] == "failed"),
+               "timed_out": sum(1 for r in mine if r["status"] == "timeout"),
+               "runtimes_ns": ok}
+        if ok:
+            m = mean(ok)
+            row.update(mean_ns=m, std_ns=sample_std(ok), min_ns=min(ok), max_ns=max(ok),
+                       cv=sample_std(ok) / m if m > 0 else 0.0)
+        rows.append(row)
+    return rows
+
+
+def rmse(measured, predicted):
+    if len(measured) != len(predicted) or not measured:
+        raise ValueError("RMSE needs equally many measured and predicted values, at least one")
+    return math.sqrt(mean([(m - p) ** 2 for m, p in zip(measured, predicted)]))
+
+
+def rrmse(measured, predicted):
+    return rmse(measured, predicted) / mean(measured)
+
+
+def tolerance_from_curve(deltas, values, pct):
+    """Largest ΔL with value(ΔL) <= (1 + pct/100) value(first ΔL), the first crossing linearly
+    interpolated. Returns (ΔL, reached): reached is False when the curve stays below the bound
+    over the whole range (the tolerance is then at least the largest ΔL)."""
+    bound = values[0] * (1 + pct / 100.0)
+    for i in range(1, len(deltas)):
+        if values[i] > bound:
+            d0, d1, v0, v1 = deltas[i - 1], deltas[i], values[i - 1], values[i]
+            if v1 == v0:
+                return d0, True
+            return d0 + (bound - v0) * (d1 - d0) / (v1 - v0), True
+    return deltas[-1], False
+
+
+def slopes(deltas, values):
+    """Finite-difference slope between neighbouring ΔL (the measured counterpart of λ_L)."""
+    return [(values[i + 1] - values[i]) / (deltas[i + 1] - deltas[i]) for i in range(len(deltas) - 1)]

@@ -1,0 +1,112 @@
+// llamp-loggp on the real MPICH stack at -n 2: the file it writes must be one `llamp analyze`
+// accepts (core's reader), with positive, plausible values, and it must refuse other rank counts.
+// A second test measures under the latency injector, where L must grow by the injected ΔL; it
+// runs only where scripts/build-patched-mpich.sh has built the patched stack.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "llamp/loggp_params.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string temp_file(const std::string& name) {
+  return (fs::temp_directory_path() / (name + "-" + std::to_string(::getpid()) + ".json")).string();
+}
+
+int run(const std::string& command) {
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Small settings keep the test short; the method is the same as the default run.
+const char* kQuick = " --rounds 1 --reps 20 --max-size 256KiB -q";
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+TEST(LoggpRun, TwoRanksWriteAValidPlausibleParameterFile) {
+  const std::string out = temp_file("llamp-loggp");
+  ASSERT_EQ(run(std::string(LLAMP_TEST_MPIEXEC) + " -n 2 " + LLAMP_TEST_LOGGP + kQuick + " -o " + out), 0);
+
+  // The analyzer's own reader accepts the file and finds every parameter it needs.
+  const llamp::LogGPParams params = llamp::read_loggp_params(out);
+  const llamp::LogGP p = llamp::resolve(params);
+  EXPECT_GE(p.L_ns, 0);
+  EXPECT_GT(p.o_send_ns, 0);
+  EXPECT_GT(p.o_recv_ns, 0);
+  EXPECT_GT(p.G_ns_per_byte, 0);
+  EXPECT_GT(p.S_bytes, 0u);
+  // Plausible for one node: a small message takes less than a millisecond, memory bandwidth is
+  // above 10 MB/s.
+  EXPECT_LT(p.L_ns + p.o_send_ns + p.o_recv_ns, 1e6);
+  EXPECT_LT(p.G_ns_per_byte, 100);
+
+  const nlohmann::json doc = read_json(out);
+  EXPECT_EQ(doc["format"], "llamp-loggp");
+  EXPECT_EQ(doc["version"], 1);
+  const auto& m = doc["measurement"];
+  ASSERT_TRUE(m["per_size"].is_array());
+  EXPECT_EQ(m["per_size"].size(), 19u);  // 1 B .. 256 KiB
+  for (const auto& row : m["per_size"]) {
+    EXPECT_GT(row["half_rtt_ns"]["median"].get<double>(), 0) << row.dump();
+    EXPECT_LE(row["half_rtt_ns"]["p25"].get<double>(), row["half_rtt_ns"]["p75"].get<double>());
+  }
+  // The half round trip grows with the size: 256 KiB takes longer than 1 B.
+  EXPECT_GT(m["per_size"].back()["half_rtt_ns"]["median"].get<double>(),
+            m["per_size"].front()["half_rtt_ns"]["median"].get<double>());
+  EXPECT_TRUE(m["spreads"].contains("L_ns"));
+  EXPECT_FALSE(m["method"]["L"].get<std::string>().empty());
+  fs::remove(out);
+}
+
+TEST(LoggpRun, RefusesAnythingButTwoRanks) {
+  const std::string out = temp_file("llamp-loggp-3");
+  EXPECT_NE(run(std::string(LLAMP_TEST_MPIEXEC) + " -n 3 " + LLAMP_TEST_LOGGP + kQuick + " -o " + out +
+                " 2>/dev/null"),
+            0);
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// The patched MPICH + UCX stack, if built: $LLAMP_PATCHED_MPICH_PREFIX, else the build script's
+// cache ($LLAMP_CACHE_DIR or /var/cache/llamp).
+std::string patched_prefix() {
+  if (const char* p = std::getenv("LLAMP_PATCHED_MPICH_PREFIX"); p && *p) return p;
+  const char* cache = std::getenv("LLAMP_CACHE_DIR");
+  return std::string(cache && *cache ? cache : "/var/cache/llamp") + "/mpich-ucx-llamp/prefix";
+}
+
+double measured_L(const std::string& prefix, const std::string& delta) {
+  const std::string out = temp_file("llamp-loggp-inject-" + delta);
+  const std::string cmd = "bash -c 'source " + prefix + "/llamp-env.sh && MPIR_CVAR_NOLOCAL=1 LLAMP_DELTA_L=" +
+                          delta + " " + LLAMP_TEST_MPIEXEC + " -n 2 " + LLAMP_TEST_LOGGP + kQuick + " -o " + out +
+                          "'";
+  EXPECT_EQ(run(cmd), 0) << cmd;
+  const double L = read_json(out)["L_ns"].get<double>();
+  fs::remove(out);
+  return L;
+}
+
+TEST(LoggpRun, InjectedLatencyAddsToL) {
+  const std::string prefix = patched_prefix();
+  // llamp-loggp is built against Debian's MPICH and loads libmpich.so.12: the prefix must offer
+  // that name for LD_LIBRARY_PATH to switch it to the patched library.
+  if (!fs::exists(prefix + "/llamp-env.sh") || !fs::exists(prefix + "/lib/libmpich.so.12"))
+    GTEST_SKIP() << "no patched MPICH with libmpich.so.12 at " << prefix
+                 << " (run scripts/build-patched-mpich.sh)";
+  const double L0 = measured_L(prefix, "0");
+  const double L50 = measured_L(prefix, "50us");
+  // L = half round trip - o_s - o_r: the injector adds ΔL to the trip, not to the overheads.
+  EXPECT_NEAR(L50 - L0, 50'000, 10'000) << "L0 = " << L0 << " ns, L(ΔL = 50 us) = " << L50 << " ns";
+}
+
+}  // namespace

@@ -1,0 +1,103 @@
+"""Report arithmetic on a hand-made campaign folder: RMSE/RRMSE over per-ΔL means as in paper 000
+(Table II), failed and timed-out attempts excluded, predicted values read exactly from the
+analyzer's piecewise-linear curve at L0 + ΔL, measured tolerance interpolated."""
+import json
+import math
+import os
+import unittest
+
+from campaign_testlib import temp_dir
+
+from campaign import config, report, schedule, stats
+
+
+def write_record(c, slot, rnd, delta, attempt, status, runtime_ns):
+    d = c.path("runs", f"slot-{slot:04d}-a{attempt}")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "record.json"), "w") as f:
+        json.dump({"slot": slot, "round": rnd, "delta_ns": delta, "attempt": attempt, "status": status,
+                   "exit_code": 0 if status == "ok" else 3, "runtime_ns": runtime_ns, "rank_runtimes_ns": None,
+                   "wall_s": 1.0, "started_unix": 0, "reason": "" if status == "ok" else "test",
+                   "host": "h", "directory": os.path.relpath(d, c.out_dir)}, f)
+
+
+def hand_made_campaign(test):
+    out = temp_dir(test)
+    deltas = [0.0, 10000.0, 20000.0]
+    c = config.Campaign(out_dir=out, app=["app"], ranks=2, deltas_ns=deltas, reps=2,
+                        schedule=schedule.make_schedule(deltas, 2, 1))
+    c.save()
+    # Measured: ΔL 0 -> 1.00, 1.02 s; 10 µs -> 1.05, 1.07 s (+ a failure and a timeout that must
+    # not count); 20 µs -> 1.10, 1.14 s.
+    by_delta = {0.0: [1.00e9, 1.02e9], 10000.0: [1.05e9, 1.07e9], 20000.0: [1.10e9, 1.14e9]}
+    for s in c.schedule:
+        write_record(c, s.slot, s.round, s.delta_ns, 1, "ok", by_delta[s.delta_ns][s.round])
+    ten = next(s for s in c.schedule if s.delta_ns == 10000.0)
+    write_record(c, ten.slot, ten.round, 10000.0, 2, "failed", 9.99e9)
+    write_record(c, ten.slot, ten.round, 10000.0, 3, "timeout", None)
+    # Predicted (L0 = 2 µs): T = 1.0 s + 5000 ΔL up to ΔL = 15 µs, slope 8000 beyond.
+    analysis = {"format": "llamp-analysis", "version": 1, "latency_variable": "L", "L0_ns": 2000.0,
+                "runtime_ns": 1.0e9, "lambda_L": 5000.0, "rho_L": 5000.0 * 2000 / 1.0e9,
+                "critical_latencies_ns": [17000.0],
+                "curve": [{"L_begin_ns": 0.0, "L_end_ns": 17000.0, "T_begin_ns": 0.99e9,
+                           "T_end_ns": 1.075e9, "lambda_L": 5000.0},
+                          {"L_begin_ns": 17000.0, "L_end_ns": 22000.0, "T_begin_ns": 1.075e9,
+                           "T_end_ns": 1.115e9, "lambda_L": 8000.0}],
+                "tolerance": [{"percent": 1.0, "max_L_ns": 4000.0}, {"percent": 2.0, "max_L_ns": 6000.0},
+                              {"percent": 5.0, "max_L_ns": 12000.0}]}
+    with open(c.path("analysis.json"), "w") as f:
+        json.dump(analysis, f)
+    return c
+
+
+class ReportTest(unittest.TestCase):
+    def test_rrmse_over_per_delta_means(self):
+        c = hand_made_campaign(self)
+        r = report.build(c)
+        rows = {row["delta_ns"]: row for row in r["per_delta"]}
+        self.assertAlmostEqual(rows[0.0]["mean_ns"], 1.01e9)
+        self.assertAlmostEqual(rows[10000.0]["mean_ns"], 1.06e9)  # the failed 9.99 s is not in it
+        self.assertEqual(rows[10000.0]["runs_ok"], 2)
+        self.assertEqual(rows[10000.0]["attempts"], 4)
+        self.assertEqual(rows[10000.0]["failed"], 1)
+        self.assertEqual(rows[10000.0]["timed_out"], 1)
+        self.assertAlmostEqual(rows[0.0]["predicted_ns"], 1.0e9)
+        self.assertAlmostEqual(rows[10000.0]["predicted_ns"], 1.05e9)
+        self.assertAlmostEqual(rows[20000.0]["predicted_ns"], 1.115e9)  # across the breakpoint
+        self.assertEqual(rows[20000.0]["lambda_L"], 8000.0)
+        # errors 0.01, 0.01, 0.005 s
+        rmse = math.sqrt((0.01e9 ** 2 + 0.01e9 ** 2 + 0.005e9 ** 2) / 3)
+        self.assertAlmostEqual(r["rmse_ns"], rmse, delta=1)
+        self.assertAlmostEqual(r["rrmse"], rmse / ((1.01e9 + 1.06e9 + 1.12e9) / 3), places=9)
+        self.assertEqual(len(r["failures"]), 2)
+        self.assertEqual(r["slots_without_success"], [])
+
+    def test_tolerances(self):
+        c = hand_made_campaign(self)
+        t = {row["percent"]: row for row in report.build(c)["tolerance"]}
+        # measured 1 %: bound 1.0201 s between 1.01 (0 µs) and 1.06 (10 µs) -> 2.02 µs
+        self.assertAlmostEqual(t[1.0]["measured_delta_ns"], 2020.0, places=6)
+        self.assertTrue(t[1.0]["measured_reached_in_range"])
+        # predicted 1 %: the analyzer's max L 4 µs minus L0 2 µs
+        self.assertAlmostEqual(t[1.0]["predicted_delta_ns"], 2000.0)
+        self.assertEqual(t[1.0]["predicted_source"], "llamp analyze --tolerance")
+
+    def test_files_written(self):
+        c = hand_made_campaign(self)
+        report.write(c, log=lambda m: None)
+        for name in ("report.md", "report.json", "runs.csv", "summary.csv", "campaign.png"):
+            self.assertTrue(os.path.getsize(c.path(name)) > 0, name)
+        with open(c.path("runs.csv")) as f:
+            self.assertEqual(len(f.readlines()), 1 + 6 + 2)  # header, 6 ok, failed + timeout
+        with open(c.path("report.md")) as f:
+            text = f.read()
+        self.assertIn("RRMSE 0.81 %", text)
+        self.assertIn("excluded from every mean", text)
+
+    def test_tolerance_not_reached(self):
+        value, reached = stats.tolerance_from_curve([0, 10, 20], [1.0, 1.001, 1.002], 5)
+        self.assertEqual((value, reached), (20, False))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,64 @@
+"""Real MPI runs through the campaign: a run that fails is retried once and both attempts are on
+record; a run that fails twice leaves its slot open (non-zero exit, listed in the report) and is
+never averaged in; `resume` tries it again; a hanging run is killed at the timeout and retried."""
+import csv
+import json
+import os
+import unittest
+
+from campaign_testlib import BUILD_DIR, MPIEXEC, TEST_APP, campaign, hand_made_params, temp_dir
+
+
+def rows(out):
+    with open(os.path.join(out, "runs.csv")) as f:
+        return list(csv.DictReader(f))
+
+
+def small_campaign(test, app_args, extra=(), check=True):
+    d = temp_dir(test)
+    out = os.path.join(d, "c")
+    result = campaign("--build-dir", BUILD_DIR, "--mpiexec", MPIEXEC, "-n", "2", "--delta-l", "0", "--reps", "2",
+                      "--no-prediction", "--params", hand_made_params(d), "-o", out, *extra,
+                      "--", TEST_APP, "--compute-ms", "5", *[a.replace("@", d) for a in app_args], check=check)
+    return out, result
+
+
+class RunsTest(unittest.TestCase):
+    def test_failed_run_is_retried_once_and_recorded(self):
+        out, _ = small_campaign(self, ["--fail-once", "@/marker"])
+        r = rows(out)
+        self.assertEqual([(x["slot"], x["attempt"], x["status"]) for x in r],
+                         [("0", "1", "failed"), ("0", "2", "ok"), ("1", "1", "ok")])
+        with open(os.path.join(out, "report.json")) as f:
+            report = json.load(f)
+        row = report["per_delta"][0]
+        self.assertEqual((row["runs_ok"], row["attempts"], row["failed"]), (2, 3, 1))
+        ok = [int(x["runtime_ns"]) for x in r if x["status"] == "ok"]
+        self.assertAlmostEqual(row["mean_ns"], sum(ok) / 2)
+        self.assertEqual(len(report["failures"]), 1)
+
+    def test_run_failing_twice_stays_open_until_resumed(self):
+        out, result = small_campaign(self, ["--fail-always"], check=False)
+        self.assertEqual(result.returncode, 3, result.stderr)
+        r = rows(out)
+        self.assertEqual(len(r), 4)  # 2 slots x (attempt + retry)
+        self.assertTrue(all(x["status"] == "failed" for x in r))
+        with open(os.path.join(out, "report.json")) as f:
+            report = json.load(f)
+        self.assertEqual(report["slots_without_success"], [0, 1])
+        self.assertNotIn("mean_ns", report["per_delta"][0])
+        with open(os.path.join(out, "report.md")) as f:
+            self.assertIn("Slots with no successful run", f.read())
+        # Resuming adds attempts 3 and 4 instead of overwriting 1 and 2.
+        campaign("resume", out, check=False)
+        self.assertEqual(sorted({x["attempt"] for x in rows(out)}), ["1", "2", "3", "4"])
+
+    def test_hanging_run_times_out_and_is_retried(self):
+        out, _ = small_campaign(self, ["--hang-once", "@/marker"], extra=["--timeout", "5"])
+        r = rows(out)
+        self.assertEqual([(x["slot"], x["attempt"], x["status"]) for x in r],
+                         [("0", "1", "timeout"), ("0", "2", "ok"), ("1", "1", "ok")])
+
+
+if __name__ == "__main__":
+    unittest.main()
