@@ -175,7 +175,10 @@ log "MPICH: make install (first build ~12-15 min on 2 cores, then ~1 min)"
 (cd "$mpich" && run_logged "$build/mpich-make.log" make -j"$jobs" install)
 
 # --- 5. how to use it
-ln -sf /usr/bin/mpiexec.mpich "$prefix/bin/mpiexec"
+# Debian's Hydra finds hydra_pmi_proxy next to its own path: exec, not symlink.
+rm -f "$prefix/bin/mpiexec"
+printf '#!/bin/sh\n# Debian Hydra (MPICH 4.0.2) launches this MPICH build.\nexec /usr/bin/mpiexec.mpich "$@"\n' >"$prefix/bin/mpiexec"
+chmod 755 "$prefix/bin/mpiexec"
 cat >"$prefix/llamp-env.sh" <<EOF
 # Source this to build and run against llamp's patched MPICH + UCX.
 # Latency injection: export LLAMP_DELTA_L=10us (ns|us|ms|s; a plain number is us;

@@ -86,23 +86,18 @@ static ucs_status_t defer_am(void *arg, uint8_t am_id, void *data, size_t length
     msg.release_ns = now_ns() + (uint64_t) inj.delta_ns;
     msg.length = length;
     msg.am_id = am_id;
-    if (am_flags & UCT_CB_PARAM_FLAG_DESC) {
-        /* the transport lets us keep its descriptor: no copy */
-        msg.data = data;
-        msg.am_flags = am_flags;
-        msg.owned = 0;
-        status = UCS_INPROGRESS;
-    } else {
-        msg.data = malloc(length ? length : 1);
-        if (msg.data == NULL) {
-            fprintf(stderr, "llamp-inject: out of memory holding a %zu-byte message\n", length);
-            abort();
-        }
-        memcpy(msg.data, data, length);
-        msg.am_flags = am_flags & ~(unsigned) UCT_CB_PARAM_FLAG_DESC;
-        msg.owned = 1;
-        status = UCS_OK;
+    /* Always copy: a kept transport descriptor would have to be released at
+     * UCP's headroom offset, which is UCP-internal; messages held here are
+     * eager fragments (<= 8 KiB on these transports) or control messages. */
+    msg.data = malloc(length ? length : 1);
+    if (msg.data == NULL) {
+        fprintf(stderr, "llamp-inject: out of memory holding a %zu-byte message\n", length);
+        abort();
     }
+    memcpy(msg.data, data, length);
+    msg.am_flags = am_flags & ~(unsigned) UCT_CB_PARAM_FLAG_DESC;
+    msg.owned = 1;
+    status = UCS_OK;
     if (llamp_delay_queue_push(&inj.queue, msg) != 0) {
         fprintf(stderr, "llamp-inject: out of memory growing the delay queue (%zu held)\n",
                 inj.queue.size);
