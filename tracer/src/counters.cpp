@@ -24,14 +24,19 @@ std::vector<std::string> split(const std::string& spec) {
   return out;
 }
 
-// A fresh event set for the calling thread, started; -1 when PAPI refuses.
-int start_eventset(const std::vector<int>& codes) {
+// A fresh event set for the calling thread, started; -1 when PAPI refuses (why in *error).
+int start_eventset(const std::vector<int>& codes, int* error = nullptr) {
   int es = PAPI_NULL;
-  if (PAPI_create_eventset(&es) != PAPI_OK) return -1;
-  for (int code : codes)
-    if (PAPI_add_event(es, code) != PAPI_OK) return -1;
-  if (PAPI_start(es) != PAPI_OK) return -1;
-  return es;
+  int rc = PAPI_create_eventset(&es);
+  for (size_t i = 0; rc == PAPI_OK && i < codes.size(); ++i) rc = PAPI_add_event(es, codes[i]);
+  if (rc == PAPI_OK) rc = PAPI_start(es);
+  if (rc == PAPI_OK) return es;
+  if (error) *error = rc;
+  if (es != PAPI_NULL) {
+    PAPI_cleanup_eventset(es);
+    PAPI_destroy_eventset(&es);
+  }
+  return -1;
 }
 
 }  // namespace
@@ -55,7 +60,8 @@ std::vector<std::string> counters_init(const std::string& spec, bool report) {
       // Existing is not enough: the event must also be countable (e.g. a PMU event on a VM).
       std::vector<int> trial = g_codes;
       trial.push_back(code);
-      int es = start_eventset(trial);
+      int add_error = PAPI_OK;
+      int es = start_eventset(trial, &add_error);
       if (es >= 0) {
         long long scratch[64];
         PAPI_stop(es, scratch);
@@ -65,7 +71,9 @@ std::vector<std::string> counters_init(const std::string& spec, bool report) {
         kept.push_back(name);
         continue;
       }
-      rc = PAPI_ECNFLCT;
+      missing += (missing.empty() ? "" : ", ") + name + " (known to PAPI but cannot be counted here: " +
+                 PAPI_strerror(add_error) + ")";
+      continue;
     }
     missing += (missing.empty() ? "" : ", ") + name + " (" + PAPI_strerror(rc) + ")";
   }

@@ -128,6 +128,7 @@ void shutdown(bool complete) {
 // prints one message. Collective over MPI_COMM_WORLD (PMPI only).
 void open_trace(const InitArgs& a, uint64_t t0, uint64_t t1, trace::Call call) {
   Runtime& rt = runtime();
+  tsc_calibration_start();
   PMPI_Comm_rank(MPI_COMM_WORLD, &rt.world_rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &rt.world_size);
   const int rank = rt.world_rank, size = rt.world_size;
@@ -168,13 +169,15 @@ void open_trace(const InitArgs& a, uint64_t t0, uint64_t t1, trace::Call call) {
 
   std::vector<std::string> counter_names = counters_init(env("LLAMP_TRACE_PAPI"), rank == 0);
   std::vector<std::string> hosts = gather_hosts(rank, size, comm);
+  // Every rank calibrates (and so agrees on the clock) before rank 0 describes it.
+  const char* clock = tsc_calibration_finish();
   if (rank == 0 && error.empty()) {
     trace::TraceMeta m;
     m.ranks = static_cast<uint32_t>(size);
     m.hosts = hosts;
     m.command = command_line();
     m.mpi_library = library_version();
-    m.clock = "CLOCK_MONOTONIC";
+    m.clock = clock;
     timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     m.start_unix_ns = static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
