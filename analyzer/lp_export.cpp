@@ -37,6 +37,7 @@ void write_lp_file(const graph::Graph& g, const LpProblem& lp, const std::string
   for (int c = 0; c < lp.num_cols(); ++c) col_names[c] = column_name(g, lp, c);
   for (int r = 0; r < lp.num_rows(); ++r) row_names[r] = fmt::format("c{}", r);
   model->copyNames(row_names, col_names);
+  model->setStrParam(ClpProbName, "llamp");
   if (format == LpFileFormat::CplexLp) {
     // No extension appended (the path has one); 1e-12: only exact integers are written as such;
     // 9 decimals keep ns values exact to the ps.

@@ -120,9 +120,11 @@ CriticalLatencyWalk LpSolver::critical_latencies(double L_min, double L_max, dou
     const LpPoint pt = solve_at(L);
     if (walk.solves.empty()) {
       run_first = pt;
+      walk.runs.push_back(pt);
     } else if (!same_slope(walk.solves.back().lambda_L, pt.lambda_L)) {
       walk.critical.push_back({breakpoint(run_first, pt), pt.lambda_L, walk.solves.back().lambda_L});
       run_first = pt;
+      walk.runs.push_back(pt);
     }
     walk.solves.push_back(pt);
     if (pt.feasible_low <= L_min || L <= L_min) break;
@@ -140,23 +142,33 @@ CriticalLatencyWalk LpSolver::critical_latencies(double L_min, double L_max, dou
 }
 
 std::optional<double> LpSolver::max_latency(double T_bound, double L_min) {
+  return maximize(lp_.col_l, L_min, lp_.col_g, lp_.base.xG, T_bound);
+}
+
+std::optional<double> LpSolver::max_gap(double T_bound, double G_min) {
+  return maximize(lp_.col_g, G_min, lp_.col_l, lp_.base.xL, T_bound);
+}
+
+std::optional<double> LpSolver::maximize(int col, double lower, int fixed_col, double fixed_value,
+                                         double T_bound) {
   ClpSimplex m(*clp_);  // a copy: the runtime LP keeps its warm basis
   std::vector<double> objective(lp_.num_cols(), 0.0);
-  objective[lp_.col_l] = -1.0;  // max l
+  objective[col] = -1.0;  // max col
   m.chgObjCoefficients(objective.data());
-  m.setColumnLower(lp_.col_l, L_min);
+  m.setColumnLower(col, lower);
   m.setColumnUpper(lp_.col_t, T_bound);
-  m.setColumnUpper(lp_.col_g, lp_.base.xG);
-  m.setColumnLower(lp_.col_g, lp_.base.xG);
+  m.setColumnLower(fixed_col, fixed_value);
+  m.setColumnUpper(fixed_col, fixed_value);
   m.dual();
+  const char* what = col == lp_.col_l ? "latency" : "gap per byte";
   if (m.isProvenDualInfeasible()) return std::nullopt;
   if (m.isProvenPrimalInfeasible())
-    throw Error(fmt::format("{}: no latency >= {} ns keeps the runtime within {} ns", lp_.source,
-                            L_min, T_bound));
+    throw Error(fmt::format("{}: no {} >= {} keeps the runtime within {} ns", lp_.source, what, lower,
+                            T_bound));
   if (m.status() != 0)
-    throw Error(fmt::format("{}: Clp did not solve the tolerance LP: {}", lp_.source,
+    throw Error(fmt::format("{}: Clp did not solve the tolerance LP for the {}: {}", lp_.source, what,
                             status_text(m.status())));
-  return m.primalColumnSolution()[lp_.col_l];
+  return m.primalColumnSolution()[col];
 }
 
 }  // namespace llamp::analyzer::lp

@@ -39,6 +39,9 @@ struct CriticalLatency {
 struct CriticalLatencyWalk {
   std::vector<CriticalLatency> critical;  // in increasing L
   std::vector<LpPoint> solves;            // every LP solved, in the order solved (decreasing L)
+  // The first (highest-L) solve of each stretch of equal λ_L, in decreasing L: runs[k] lies on
+  // the segment of T between critical latencies, so its T and λ_L give that segment's line.
+  std::vector<LpPoint> runs;
 };
 
 class LpSolver {
@@ -58,15 +61,18 @@ class LpSolver {
   // guarantees. A positive step trades that for fewer solves, as the paper's resolution does.
   CriticalLatencyWalk critical_latencies(double L_min, double L_max, double step);
 
-  // Tolerance LP (Sec. II-D2): max l with t <= T_bound, l >= L_min, g fixed at G.
+  // Tolerance LP (Sec. II-D2): max l with t <= T_bound, l >= L_min, g fixed at its base value.
   // nullopt when l is unbounded (T does not grow with L); throws llamp::Error when even
   // L_min exceeds the bound (the LP is infeasible).
   std::optional<double> max_latency(double T_bound, double L_min);
+  // The same for bandwidth: max g with t <= T_bound, g >= G_min, l fixed at its base value.
+  std::optional<double> max_gap(double T_bound, double G_min);
 
   const LpProblem& problem() const { return lp_; }
   ClpSimplex& clp() { return *clp_; }
 
  private:
+  std::optional<double> maximize(int col, double lower, int fixed_col, double fixed_value, double T_bound);
   const LpProblem& lp_;
   std::unique_ptr<ClpSimplex> clp_;
 };
