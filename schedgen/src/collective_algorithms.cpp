@@ -151,8 +151,8 @@ Frontier ring_allgather(Emit& e, uint32_t vr, const std::vector<uint64_t>& block
 // 2*rem ranks, the even ones hand their part to their odd neighbour and sit out. Returns the
 // rank's new rank in the power-of-two group, or -1 for ranks that sit out.
 int64_t fold_newrank(uint32_t me, uint32_t rem) {
-  if (me < 2 * rem) return (me % 2 == 0) ? -1 : me / 2;
-  return me - rem;
+  if (me < 2 * rem) return (me % 2 == 0) ? int64_t{-1} : int64_t{me / 2};
+  return int64_t{me} - rem;
 }
 uint32_t unfold(uint32_t newrank, uint32_t rem) { return newrank < rem ? newrank * 2 + 1 : newrank + rem; }
 

@@ -1,0 +1,272 @@
+// Collectives through the whole pipeline (trace → generate → graph): for every algorithm, the
+// number of messages and of rounds (trace_fixture.hpp's rounds()) against its formula, for powers of
+// two and other sizes, on MPI_COMM_WORLD and on sub-communicators; v-variants' real byte counts.
+#include <fmt/format.h>
+
+#include <functional>
+
+#include "llamp/error.hpp"
+#include "trace_fixture.hpp"
+
+namespace llamp::schedgen::test {
+namespace {
+
+uint64_t lg(uint64_t p) {  // ceil(log2 p)
+  uint64_t k = 0;
+  while ((uint64_t{1} << k) < p) ++k;
+  return k;
+}
+uint64_t pof2(uint64_t p) {
+  uint64_t x = 1;
+  while (x * 2 <= p) x *= 2;
+  return x;
+}
+uint64_t flog(uint64_t p) { return lg(pof2(p)); }  // log2 of the largest power of two <= p
+
+struct Case {
+  std::string coll;  // --algo name
+  Call call;
+  std::string algo;
+  std::function<uint64_t(uint64_t)> messages;
+  std::function<uint64_t(uint64_t)> rounds;
+  bool rooted = false;
+};
+
+std::vector<Case> cases() {
+  auto fold = [](uint64_t p) { return 2 * (p - pof2(p)); };
+  auto fold_rounds = [](uint64_t p) { return p == pof2(p) ? 0 : 2; };
+  auto scan_msgs = [](uint64_t p) {
+    uint64_t n = 0;
+    for (uint64_t m = 1; m < p; m <<= 1)
+      for (uint64_t i = 0; i < p; ++i) n += (i ^ m) < p;
+    return n;
+  };
+  return {
+      {"barrier", Call::Barrier, "dissemination", [](uint64_t p) { return p * lg(p); }, lg},
+      {"bcast", Call::Bcast, "binomial", [](uint64_t p) { return p - 1; }, lg, true},
+      {"bcast", Call::Bcast, "scatter_ring_allgather", [](uint64_t p) { return (p - 1) + p * (p - 1); },
+       [](uint64_t p) { return lg(p) + p - 1; }, true},
+      {"bcast", Call::Bcast, "pipelined_ring", [](uint64_t p) { return (p - 1) * 3; },  // 3 segments
+       [](uint64_t p) { return p > 1 ? p - 1 + 3 - 1 : 0; }, true},
+      {"reduce", Call::Reduce, "binomial", [](uint64_t p) { return p - 1; }, lg, true},
+      {"allreduce", Call::Allreduce, "recursive_doubling", [=](uint64_t p) { return fold(p) + pof2(p) * flog(p); },
+       [=](uint64_t p) { return flog(p) + fold_rounds(p); }},
+      {"allreduce", Call::Allreduce, "ring", [](uint64_t p) { return 2 * p * (p - 1); },
+       [](uint64_t p) { return 2 * (p - 1); }},
+      {"allreduce", Call::Allreduce, "rabenseifner", [=](uint64_t p) { return fold(p) + 2 * pof2(p) * flog(p); },
+       [=](uint64_t p) { return 2 * flog(p) + fold_rounds(p); }},
+      {"allreduce", Call::Allreduce, "reduce_bcast", [](uint64_t p) { return 2 * (p - 1); },
+       [](uint64_t p) { return 2 * lg(p); }},
+      {"allgather", Call::Allgather, "ring", [](uint64_t p) { return p * (p - 1); }, [](uint64_t p) { return p - 1; }},
+      {"allgather", Call::Allgather, "recursive_doubling", [=](uint64_t p) { return fold(p) + pof2(p) * flog(p); },
+       [=](uint64_t p) { return flog(p) + fold_rounds(p); }},
+      {"allgather", Call::Allgather, "bruck", [](uint64_t p) { return p * lg(p); }, lg},
+      {"alltoall", Call::Alltoall, "pairwise", [](uint64_t p) { return p * (p - 1); }, [](uint64_t p) { return p - 1; }},
+      {"alltoall", Call::Alltoall, "linear", [](uint64_t p) { return p * (p - 1); },
+       [](uint64_t p) { return p > 1 ? 1 : 0; }},
+      {"alltoall", Call::Alltoall, "bruck", [](uint64_t p) { return p * lg(p); }, lg},
+      {"gather", Call::Gather, "binomial", [](uint64_t p) { return p - 1; }, lg, true},
+      {"gather", Call::Gather, "linear", [](uint64_t p) { return p - 1; }, [](uint64_t p) { return p > 1 ? 1 : 0; }, true},
+      {"scatter", Call::Scatter, "binomial", [](uint64_t p) { return p - 1; }, lg, true},
+      {"scatter", Call::Scatter, "linear", [](uint64_t p) { return p - 1; }, [](uint64_t p) { return p > 1 ? 1 : 0; },
+       true},
+      {"reduce_scatter_block", Call::Reduce_scatter_block, "pairwise", [](uint64_t p) { return p * (p - 1); },
+       [](uint64_t p) { return p - 1; }},
+      {"reduce_scatter_block", Call::Reduce_scatter_block, "recursive_halving",
+       [=](uint64_t p) { return fold(p) + pof2(p) * flog(p); }, [=](uint64_t p) { return flog(p) + fold_rounds(p); }},
+      {"scan", Call::Scan, "recursive_doubling", scan_msgs, lg},
+      {"exscan", Call::Exscan, "recursive_doubling", scan_msgs, lg},
+  };
+}
+
+// Every world rank calls `call` once on `comm` (members: world ranks in comm order, created by
+// Comm_split when not world). Returns the graph.
+graph::Graph run_collective(const Case& c, uint32_t world, const std::vector<int32_t>& members, uint64_t comm,
+                            uint64_t bytes, Stats* stats = nullptr) {
+  TraceSpec t(world);
+  for (uint32_t r = 0; r < world; ++r) {
+    bool member = std::find(members.begin(), members.end(), static_cast<int32_t>(r)) != members.end();
+    if (comm != trace::kCommWorld) {
+      Event& e = t[r].add(Call::Comm_split);
+      e.new_comm = member ? comm : comm + 1;
+      if (member) e.members = members;
+      else
+        for (uint32_t x = 0; x < world; ++x)
+          if (std::find(members.begin(), members.end(), static_cast<int32_t>(x)) == members.end())
+            e.members.push_back(static_cast<int32_t>(x));
+    }
+    if (!member) continue;
+    t[r].compute(100 + r).coll(c.call, bytes, c.rooted ? members[members.size() / 2] : trace::kNoRank, comm);
+    t[r].compute(10);
+  }
+  Options opts;
+  opts.algorithms.set(c.coll + "=" + c.algo);
+  opts.bcast_segment_bytes = (bytes + 2) / 3;  // three segments
+  return build_graph(t.write(c.coll + "_" + c.algo), opts, stats);
+}
+
+TEST(SchedgenCollectives, MessagesAndRoundsMatchFormulas) {
+  for (const Case& c : cases()) {
+    for (uint32_t p : {1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 12u, 16u}) {
+      SCOPED_TRACE(fmt::format("{}={} p={}", c.coll, c.algo, p));
+      std::vector<int32_t> world(p);
+      for (uint32_t i = 0; i < p; ++i) world[i] = static_cast<int32_t>(i);
+      Stats st;
+      graph::Graph g = run_collective(c, p, world, trace::kCommWorld, 3000, &st);
+      EXPECT_EQ(g.num_messages(), c.messages(p));
+      EXPECT_EQ(st.collective_messages, c.messages(p));
+      EXPECT_EQ(st.collectives, 1u);
+      EXPECT_EQ(rounds(g), c.rounds(p));
+    }
+  }
+}
+
+// A sub-communicator of world ranks {1, 3, 4, 6} (out of 7): messages only among members, counts
+// as for a communicator of 4.
+TEST(SchedgenCollectives, SubCommunicatorUsesWorldRanksOfMembers) {
+  const std::vector<int32_t> members = {6, 1, 4, 3};  // comm rank order differs from world order
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(c.coll + "=" + c.algo);
+    graph::Graph g = run_collective(c, 7, members, 0x1234, 1000);
+    EXPECT_EQ(g.num_messages(), c.messages(4));
+    EXPECT_EQ(rounds(g), c.rounds(4));
+    for (uint32_t r : {0u, 2u, 5u}) EXPECT_EQ(kinds_of(g, r), "");  // non-members: no MPI work at all
+    for (uint64_t v = 0; v < g.num_vertices(); ++v)
+      if (g.kind[v] != graph::VertexKind::Calc) {
+        EXPECT_GE(g.tag[v], 1 << 29);  // collective tags cannot collide with user tags
+        int32_t me = static_cast<int32_t>(g.rank_of(v)), peer = static_cast<int32_t>(g.rank_of(g.peer[v]));
+        EXPECT_NE(std::find(members.begin(), members.end(), me), members.end());
+        EXPECT_NE(std::find(members.begin(), members.end(), peer), members.end());
+      }
+  }
+}
+
+// Rooted collectives: the root (given as a world rank) is where a bcast starts.
+TEST(SchedgenCollectives, BinomialBcastStartsAtRoot) {
+  Case c{"bcast", Call::Bcast, "binomial", nullptr, nullptr, true};
+  std::vector<int32_t> world = {0, 1, 2, 3, 4};
+  graph::Graph g = run_collective(c, 5, world, trace::kCommWorld, 64);  // root = members[2] = 2
+  for (uint64_t v = g.rank_begin[2]; v < g.rank_begin[3]; ++v) EXPECT_NE(g.kind[v], graph::VertexKind::Recv);
+  for (uint32_t r : {0u, 1u, 3u, 4u}) {
+    uint64_t recvs = 0;
+    for (uint64_t v = g.rank_begin[r]; v < g.rank_begin[r + 1]; ++v) recvs += g.kind[v] == graph::VertexKind::Recv;
+    EXPECT_EQ(recvs, 1u);
+  }
+}
+
+// v-variants move the real per-peer byte counts.
+TEST(SchedgenCollectives, VectorVariantsUseRealCounts) {
+  const uint32_t p = 5;
+  auto make = [&](Call call, auto fill) {
+    TraceSpec t(p);
+    for (uint32_t r = 0; r < p; ++r) {
+      Event& e = t[r].compute(5).add(call);
+      fill(e, r);
+    }
+    return t;
+  };
+  auto counts = [](uint32_t r, uint32_t j) { return uint64_t{(r + 1) * 100 + j}; };
+  // Alltoallv: linear and pairwise send exactly sum of off-diagonal counts; Bruck moves each block
+  // along its route (at least once), so at least that many bytes.
+  uint64_t offdiag = 0;
+  for (uint32_t r = 0; r < p; ++r)
+    for (uint32_t j = 0; j < p; ++j)
+      if (r != j) offdiag += counts(r, j);
+  for (std::string algo : {"linear", "pairwise", "bruck"}) {
+    SCOPED_TRACE(algo);
+    TraceSpec t = make(Call::Alltoallv, [&](Event& e, uint32_t r) {
+      for (uint32_t j = 0; j < p; ++j) {
+        e.send_counts.push_back(counts(r, j));
+        e.recv_counts.push_back(counts(j, r));
+      }
+    });
+    Options o;
+    o.algorithms.set("alltoallv=" + algo);
+    graph::Graph g = build_graph(t.write("a2av_" + algo), o);
+    if (algo == "bruck") EXPECT_GE(total_message_bytes(g), offdiag);
+    else EXPECT_EQ(total_message_bytes(g), offdiag);
+    // Every receive's size equals its send's (the sizes a rank cannot know locally are exact too).
+    for (uint64_t v = 0; v < g.num_vertices(); ++v)
+      if (g.kind[v] == graph::VertexKind::Recv) EXPECT_EQ(g.value[v], g.value[g.peer[v]]);
+  }
+  // Allgatherv ring: every block travels p-1 hops.
+  {
+    TraceSpec t = make(Call::Allgatherv, [&](Event& e, uint32_t r) {
+      e.bytes = 10 * (r + 1);
+      for (uint32_t j = 0; j < p; ++j) e.recv_counts.push_back(10 * (j + 1));
+    });
+    Options o;
+    o.algorithms.set("allgatherv=ring");
+    graph::Graph g = build_graph(t.write("agv"), o);
+    EXPECT_EQ(total_message_bytes(g), uint64_t{(p - 1) * (10 + 20 + 30 + 40 + 50)});
+  }
+  // Gatherv binomial (root 0): the root receives everybody's bytes once.
+  {
+    TraceSpec t = make(Call::Gatherv, [&](Event& e, uint32_t r) {
+      e.root = 0;
+      e.bytes = 7 * (r + 1);
+      if (r == 0)
+        for (uint32_t j = 0; j < p; ++j) e.recv_counts.push_back(7 * (j + 1));
+    });
+    Options o;
+    o.algorithms.set("gatherv=binomial");
+    graph::Graph g = build_graph(t.write("gatherv"), o);
+    uint64_t into_root = 0;
+    for (uint64_t v = g.rank_begin[0]; v < g.rank_begin[1]; ++v)
+      if (g.kind[v] == graph::VertexKind::Recv) into_root += g.value[v];
+    EXPECT_EQ(into_root, uint64_t{7 * (2 + 3 + 4 + 5)});
+  }
+}
+
+// Nonblocking collectives: computation after the call overlaps; the Wait's successor waits for
+// the collective's last operations.
+TEST(SchedgenCollectives, NonblockingCollectiveOverlapsComputation) {
+  TraceSpec t(2);
+  for (uint32_t r = 0; r < 2; ++r) {
+    Event& e = t[r].compute(10).coll(Call::Iallreduce, 8);
+    e.request = 42;
+    t[r].compute(500).wait(Call::Wait, {42}, {{42}});
+  }
+  graph::Graph g = build_graph(t.write("iallreduce"));
+  // Default for 8 bytes: recursive doubling, p=2: one exchange (send + recv) per rank.
+  EXPECT_EQ(kinds_of(g, 0), "c s r c c");
+  EXPECT_EQ(preds_of(g, 0, 3), (std::vector<std::string>{"I1", "I2"}));
+  EXPECT_EQ(preds_of(g, 0, 4), (std::vector<std::string>{"R1", "R2", "R3"}));
+}
+
+TEST(SchedgenCollectives, DefaultsFollowMpichSizes) {
+  CollSpec s;
+  s.kind = CollKind::Allreduce;
+  s.size = 8;
+  s.bytes = 2048;
+  EXPECT_EQ(choose_default(s), Algorithm::RecursiveDoubling);
+  s.bytes = 2049;
+  EXPECT_EQ(choose_default(s), Algorithm::Rabenseifner);
+  s.kind = CollKind::Bcast;
+  s.bytes = 1000;
+  EXPECT_EQ(choose_default(s), Algorithm::Binomial);
+  s.bytes = 100000;
+  EXPECT_EQ(choose_default(s), Algorithm::ScatterRdAllgather);
+  s.size = 9;
+  EXPECT_EQ(choose_default(s), Algorithm::ScatterRingAllgather);
+  s.kind = CollKind::Alltoall;
+  s.bytes = 100;
+  EXPECT_EQ(choose_default(s), Algorithm::Bruck);
+  s.bytes = 1000;
+  EXPECT_EQ(choose_default(s), Algorithm::Linear);
+  s.bytes = 100000;
+  EXPECT_EQ(choose_default(s), Algorithm::Pairwise);
+}
+
+TEST(SchedgenCollectives, AlgoOptionRejectsUnknownNames) {
+  AlgorithmChoice c;
+  EXPECT_THROW(c.set("allreduce=bogus"), Error);
+  EXPECT_THROW(c.set("bogus=ring"), Error);
+  EXPECT_THROW(c.set("bcast=ring"), Error);  // ring is not a bcast algorithm
+  EXPECT_THROW(c.set("allreduce"), Error);
+  c.set("allreduce=ring");
+  EXPECT_EQ(c[CollKind::Allreduce], Algorithm::Ring);
+}
+
+}  // namespace
+}  // namespace llamp::schedgen::test

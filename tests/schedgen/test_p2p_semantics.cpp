@@ -1,0 +1,246 @@
+// Point-to-point semantics: the paper's Fig. 3 (blocking) and Fig. 13 (nonblocking) as hand-made
+// traces, completions, persistent requests, Sendrecv, probes, MPI_PROC_NULL, wildcard matching.
+#include "trace_fixture.hpp"
+
+namespace llamp::schedgen::test {
+namespace {
+
+using graph::VertexKind;
+using V = std::vector<std::string>;
+
+uint64_t peer_local(const graph::Graph& g, uint32_t rank, uint64_t local) {
+  return g.local_id(g.peer[g.global_id(rank, local)]);
+}
+uint32_t peer_rank(const graph::Graph& g, uint32_t rank, uint64_t local) {
+  return g.rank_of(g.peer[g.global_id(rank, local)]);
+}
+uint64_t value(const graph::Graph& g, uint32_t rank, uint64_t local) { return g.value[g.global_id(rank, local)]; }
+
+// Fig. 3: blocking send/recv pairs; calc vertices carry the time between calls.
+TEST(SchedgenP2P, Fig3BlockingChain) {
+  TraceSpec t(2);
+  t[0].compute(90).send(1, 0, 8);   // [100, 110]
+  t[0].compute(50).recv(1, 0, 8, 1, 0);
+  t[0].compute(30);
+  t[1].compute(40).recv(0, 0, 8, 0, 0);  // [50, 60]
+  t[1].compute(20).send(0, 0, 8);
+  t[1].compute(5);
+  graph::Graph g = build_graph(t.write("fig3"));
+
+  EXPECT_EQ(kinds_of(g, 0), "c s c r c");
+  EXPECT_EQ(kinds_of(g, 1), "c r c s c");
+  EXPECT_EQ(value(g, 0, 0), 90u);
+  EXPECT_EQ(value(g, 0, 2), 50u);
+  EXPECT_EQ(value(g, 0, 4), 30u);
+  EXPECT_EQ(value(g, 1, 0), 40u);
+  EXPECT_EQ(value(g, 0, 1), 8u);  // message size
+  EXPECT_EQ(preds_of(g, 0, 1), V{"R0"});
+  EXPECT_EQ(preds_of(g, 0, 2), V{"R1"});
+  EXPECT_EQ(preds_of(g, 0, 3), V{"R2"});
+  EXPECT_EQ(preds_of(g, 0, 4), V{"R3"});
+  EXPECT_EQ(peer_rank(g, 0, 1), 1u);
+  EXPECT_EQ(peer_local(g, 0, 1), 1u);  // rank 0's send → rank 1's recv
+  EXPECT_EQ(peer_local(g, 1, 3), 3u);  // rank 1's send → rank 0's recv
+}
+
+// Fig. 13: a nonblocking operation starts at its call, the following computation irequires it and
+// the Wait's successor requires it.
+TEST(SchedgenP2P, Fig13NonblockingOverlap) {
+  TraceSpec t(2);
+  t[0].compute(100).isend(1, 0, 8, /*request*/ 1);
+  t[0].compute(200).wait(Call::Wait, {1}, {{1}});
+  t[0].compute(10);
+  t[1].compute(50).irecv(0, 0, 8, 7);
+  t[1].compute(300).wait(Call::Wait, {7}, {{7, 0, 0, 8}});
+  t[1].compute(10);
+  graph::Graph g = build_graph(t.write("fig13"));
+
+  EXPECT_EQ(kinds_of(g, 0), "c s c c");
+  EXPECT_EQ(preds_of(g, 0, 1), V{"R0"});        // send after the first computation
+  EXPECT_EQ(preds_of(g, 0, 2), V{"I1"});        // overlapping computation starts with the send
+  EXPECT_EQ(preds_of(g, 0, 3), (V{"R1", "R2"}));  // after the Wait: send done and computation done
+  EXPECT_EQ(value(g, 0, 2), 200u);
+
+  // The receive's vertex is placed when its completion is seen; edges give the same structure.
+  EXPECT_EQ(kinds_of(g, 1), "c c r c");
+  EXPECT_EQ(preds_of(g, 1, 2), V{"R0"});
+  EXPECT_EQ(preds_of(g, 1, 1), (V{"I2", "R0"}));
+  EXPECT_EQ(preds_of(g, 1, 3), (V{"R1", "R2"}));
+  EXPECT_EQ(peer_local(g, 0, 1), 2u);
+}
+
+// Waitany/Waitsome: only the requests reported finished are required by what follows.
+TEST(SchedgenP2P, PartialCompletionRequiresOnlyFinishedRequests) {
+  TraceSpec t(2);
+  t[0].isend(1, 1, 4, 1);
+  t[0].isend(1, 2, 4, 2);
+  t[0].compute(5).wait(Call::Waitany, {1, 2}, {{2}});
+  t[0].compute(5).wait(Call::Waitany, {1, 2}, {{1}});
+  t[1].recv(0, 1, 4, 0, 1);
+  t[1].recv(0, 2, 4, 0, 2);
+  graph::Graph g = build_graph(t.write("waitany"));
+  // rank 0: c0 s1 c2 s3 c4 (Waitany #1) c5 (Waitany #2) c6 (end)
+  EXPECT_EQ(kinds_of(g, 0), "c s c s c c c");
+  EXPECT_EQ(preds_of(g, 0, 5), (V{"R3", "R4"}));  // after the first Waitany: tag-2 send only
+  EXPECT_EQ(preds_of(g, 0, 6), (V{"R1", "R5"}));  // after the second: tag-1 send
+}
+
+// A Test that finds nothing adds no dependency; one that succeeds is a completion.
+TEST(SchedgenP2P, FailedTestIsNoCompletion) {
+  TraceSpec t(2);
+  t[0].isend(1, 0, 4, 1);
+  t[0].compute(5).wait(Call::Test, {1}, {});
+  t[0].compute(5).wait(Call::Test, {1}, {{1}});
+  t[1].recv(0, 0, 4, 0, 0);
+  graph::Graph g = build_graph(t.write("test"));
+  EXPECT_EQ(kinds_of(g, 0), "c s c c");
+  EXPECT_EQ(value(g, 0, 2), 10u);  // both gaps, the failed Test's duration excluded
+  EXPECT_EQ(preds_of(g, 0, 3), (V{"R1", "R2"}));
+}
+
+// ANY_SOURCE/ANY_TAG receives are bound to what actually matched, and receives of one stream pair
+// with sends in posting order even when they complete in the other order.
+TEST(SchedgenP2P, WildcardBoundToActualSourceInPostingOrder) {
+  TraceSpec t(2);
+  t[0].irecv(trace::kAnySource, trace::kAnyTag, 4, 1);  // A
+  t[0].irecv(1, 7, 4, 2);                               // B
+  t[0].wait(Call::Wait, {2}, {{2, 1, 7, 4}});
+  t[0].wait(Call::Wait, {1}, {{1, 1, 7, 4}});
+  t[1].send(0, 7, 4);
+  t[1].send(0, 7, 4);
+  graph::Graph g = build_graph(t.write("wild_order"));
+  // rank 0: c0 c1 c2 c3 rA(4) rB(5) c6
+  ASSERT_EQ(kinds_of(g, 0), "c c c c r r c");
+  EXPECT_EQ(preds_of(g, 0, 3), (V{"R2", "R5"}));  // after Wait(B)
+  EXPECT_EQ(preds_of(g, 0, 6), (V{"R3", "R4"}));  // after Wait(A)
+  EXPECT_EQ(peer_local(g, 1, 1), 4u);  // first send → A (posted first)
+  EXPECT_EQ(peer_local(g, 1, 3), 5u);  // second send → B
+  EXPECT_EQ(g.tag[g.global_id(0, 4)], 7);
+}
+
+TEST(SchedgenP2P, AnySourceTakesTheSenderThatMatched) {
+  TraceSpec t(3);
+  t[0].irecv(trace::kAnySource, 5, 4, 1);
+  t[0].irecv(1, 5, 4, 2);
+  t[0].wait(Call::Waitall, {1, 2}, {{1, 2, 5, 4}, {2, 1, 5, 4}});
+  t[1].compute(100).send(0, 5, 4);
+  t[2].send(0, 5, 4);
+  graph::Graph g = build_graph(t.write("wild_src"));
+  ASSERT_EQ(kinds_of(g, 0), "c c c r r c");
+  EXPECT_EQ(peer_rank(g, 0, 3), 2u);
+  EXPECT_EQ(peer_rank(g, 0, 4), 1u);
+}
+
+// One operation instance per Start; the template itself is no vertex.
+TEST(SchedgenP2P, PersistentRequestsOneInstancePerStart) {
+  TraceSpec t(2);
+  Event& si = t[0].send(1, 3, 16, trace::kCommWorld, Call::Send_init);
+  si.request = 9;
+  Event& ri = t[1].irecv(0, 3, 16, 4);
+  ri.call = Call::Recv_init;
+  for (int i = 0; i < 3; ++i) {
+    t[0].add(Call::Start).requests = {9};
+    t[0].compute(7).wait(Call::Wait, {9}, {{9}});
+    t[1].add(Call::Start).requests = {4};
+    t[1].wait(Call::Wait, {4}, {{4, 0, 3, 16}});
+  }
+  t[0].add(Call::Request_free).request = 9;
+  Stats st;
+  graph::Graph g = build_graph(t.write("persistent"), {}, &st);
+  EXPECT_EQ(g.num_messages(), 3u);
+  EXPECT_EQ(st.p2p_messages, 3u);
+  EXPECT_EQ(kinds_of(g, 0), "c s c c s c c s c c");
+  EXPECT_EQ(preds_of(g, 0, 2), V{"I1"});
+  EXPECT_EQ(preds_of(g, 0, 3), (V{"R1", "R2"}));
+  // Instances pair in order.
+  EXPECT_EQ(peer_rank(g, 0, 1), 1u);
+  EXPECT_LT(peer_local(g, 0, 1), peer_local(g, 0, 4));
+  EXPECT_LT(peer_local(g, 0, 4), peer_local(g, 0, 7));
+}
+
+// Sendrecv: a send and a receive that start together; the call ends when both have.
+TEST(SchedgenP2P, SendrecvIsConcurrentSendAndReceive) {
+  TraceSpec t(2);
+  for (int r = 0; r < 2; ++r) {
+    Event& e = t[r].compute(10).add(Call::Sendrecv);
+    e.peer = 1 - r;
+    e.tag = 0;
+    e.bytes = 32;
+    e.peer2 = 1 - r;
+    e.tag2 = 0;
+    e.bytes2 = 32;
+    e.completions.push_back(Completion{0, 0, 1 - r, 0, 32, false});
+  }
+  graph::Graph g = build_graph(t.write("sendrecv"));
+  EXPECT_EQ(kinds_of(g, 0), "c s r c");
+  EXPECT_EQ(preds_of(g, 0, 1), V{"R0"});
+  EXPECT_EQ(preds_of(g, 0, 2), V{"R0"});
+  EXPECT_EQ(preds_of(g, 0, 3), (V{"R1", "R2"}));
+  EXPECT_EQ(g.num_messages(), 2u);
+}
+
+// MPI_PROC_NULL operations produce nothing; zero-byte messages are real messages.
+TEST(SchedgenP2P, ProcNullDroppedZeroBytesKept) {
+  TraceSpec t(2);
+  t[0].send(trace::kProcNull, 0, 100);
+  t[0].isend(trace::kProcNull, 0, 100, 5);
+  t[0].wait(Call::Wait, {5}, {{5}});
+  t[0].send(1, 0, 0);
+  t[1].recv(0, 0, 0, 0, 0);
+  Stats st;
+  graph::Graph g = build_graph(t.write("procnull"), {}, &st);
+  EXPECT_EQ(st.proc_null_ops, 2u);
+  EXPECT_EQ(g.num_messages(), 1u);
+  uint64_t sends = 0;
+  for (uint64_t v = g.rank_begin[0]; v < g.rank_begin[1]; ++v)
+    if (g.kind[v] == VertexKind::Send) {
+      ++sends;
+      EXPECT_EQ(g.value[v], 0u);
+    }
+  EXPECT_EQ(sends, 1u);
+}
+
+// Mprobe takes the message (and waits for it); Mrecv adds nothing.
+TEST(SchedgenP2P, MatchedProbeIsTheReceive) {
+  TraceSpec t(2);
+  t[0].send(1, 2, 12);
+  Event& mp = t[1].add(Call::Mprobe);
+  mp.peer = trace::kAnySource;
+  mp.tag = trace::kAnyTag;
+  mp.request = 77;
+  mp.completions.push_back(Completion{0, 0, 0, 2, 12, false});
+  t[1].compute(20).add(Call::Mrecv).requests = {77};
+  graph::Graph g = build_graph(t.write("mprobe"));
+  EXPECT_EQ(kinds_of(g, 1), "c r c");
+  EXPECT_EQ(peer_rank(g, 1, 1), 0u);
+  EXPECT_EQ(value(g, 1, 2), 20u);  // the gap before Mrecv; Mrecv's own time is not computation
+}
+
+// Graph tags: world tags unchanged, other communicators get their own tags, so GOAL's
+// (src, dst, tag) matching cannot mix communicators.
+TEST(SchedgenP2P, TagsUniquePerCommunicatorAndTag) {
+  TraceSpec t(2);
+  const uint64_t dup = 0x77;
+  for (int r = 0; r < 2; ++r) {
+    Event& e = t[r].add(Call::Comm_dup);
+    e.comm = trace::kCommWorld;
+    e.new_comm = dup;
+    e.members = {0, 1};
+  }
+  t[0].send(1, 5, 4, dup);
+  t[0].send(1, 5, 4);
+  t[1].recv(trace::kAnySource, 5, 4, 0, 5);  // world (posted first on world)
+  t[1].recv(0, 5, 4, 0, 5, dup);
+  graph::Graph g = build_graph(t.write("tags"));
+  int32_t world_tag = g.tag[g.global_id(0, 3)], dup_tag = g.tag[g.global_id(0, 1)];
+  EXPECT_EQ(world_tag, 5);
+  EXPECT_NE(dup_tag, 5);
+  EXPECT_GE(dup_tag, 0);
+  // The dup-communicator send pairs with the dup-communicator receive although the world one was
+  // posted first and has the same source and tag.
+  EXPECT_EQ(peer_local(g, 0, 1), 3u);
+  EXPECT_EQ(peer_local(g, 0, 3), 1u);
+}
+
+}  // namespace
+}  // namespace llamp::schedgen::test
