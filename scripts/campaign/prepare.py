@@ -113,8 +113,9 @@ def build_graph(campaign, log=print):
 
 
 def analysis_range_ns(campaign, params):
-    """The L range the analyzer evaluates: from 0 to L0 + the largest ΔL (absolute latency)."""
-    return 0, int(math.ceil(params["L_ns"] + max(campaign.deltas_ns)))
+    """The L range the analyzer evaluates: from 0 to L0 + the largest ΔL (absolute latency),
+    at least 1 µs wide (the analyzer rejects an empty range, e.g. L0 = 0 with ΔL = 0 only)."""
+    return 0, int(math.ceil(params["L_ns"] + max(max(campaign.deltas_ns), 1000.0)))
 
 
 def analyze(campaign, log=print):

@@ -61,7 +61,7 @@ std::vector<std::size_t> power_of_two_sizes(std::size_t max_bytes) {
 
 Measurement measure(const ProbeContext& ctx, const MeasurementPlan& plan) {
   Measurement m;
-  m.protocol = find_protocol_switch(ctx, plan.sizes, plan.protocol_reps, plan.protocol_extra_delay_ns);
+  m.protocol = find_protocol_switch(ctx, plan.sizes, plan.protocol_reps, plan.protocol_test_calls);
 
   m.clock_overhead_ns = share_from_client(ctx, clock_read_overhead_ns());
   // A timed interval contains one clock read; a half round trip half of one.

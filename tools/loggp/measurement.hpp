@@ -22,7 +22,7 @@ struct MeasurementPlan {
   int warmup = 3;
   int burst = 32;
   int protocol_reps = 5;
-  double protocol_extra_delay_ns = 200'000;
+  int protocol_test_calls = 10'000;
   std::size_t reference_bytes = 1;
   std::size_t min_fit_bytes = 4096;
   unsigned shuffle_seed = 12345;

@@ -68,7 +68,8 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
   nlohmann::json protocol_probes = nlohmann::json::array();
   for (const ProtocolProbe& probe : m.protocol.probes)
     protocol_probes.push_back({{"bytes", probe.bytes},
-                               {"send_wait_increase_ns", probe.send_wait_increase_ns},
+                               {"completed_unmatched", probe.completed_unmatched},
+                               {"tries", probe.tries},
                                {"rendezvous", probe.rendezvous}});
 
   nlohmann::json method = {
@@ -87,10 +88,10 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
       {"G", fmt::format("least-squares slope of the median half round trip over {} sizes {}..{} B "
                         "(R^2 = {:.5f})",
                         p.G_fit_protocol, p.G_fit_min_bytes, p.G_fit_max_bytes, p.G_fit.r_squared)},
-      {"S", fmt::format("largest size whose MPI_Send does not wait for a late receiver (receiver "
-                        "{} us later makes a rendezvous send {} us longer); powers of two, then "
+      {"S", fmt::format("largest size whose MPI_Isend completes (within {} MPI_Test calls) before the "
+                        "receiver has posted its receive, in most of {} tries; powers of two, then "
                         "bisection; a send of more than S bytes uses rendezvous",
-                        m.protocol.extra_delay_ns / 1e3, m.protocol.extra_delay_ns / 1e3)},
+                        m.protocol.test_calls, plan.protocol_reps)},
       {"combination", fmt::format("{} rounds, sizes shuffled per round; each parameter is the "
                                   "median over rounds, its spread the range over rounds",
                                   plan.rounds)}};

@@ -164,20 +164,22 @@ std::vector<double> burst_gaps(const ProbeContext& ctx, std::size_t bytes, int b
   return samples;
 }
 
-double send_wait_increase(const ProbeContext& ctx, std::size_t bytes, int reps,
-                          double base_delay_ns, double extra_delay_ns) {
-  // Alternate the two delays so drift affects both alike.
-  std::vector<double> short_delay, long_delay;
-  for (int i = 0; i < reps; ++i) {
-    const OverheadSamples a = overheads(ctx, bytes, 1, 0, base_delay_ns);
-    const OverheadSamples b = overheads(ctx, bytes, 1, 0, base_delay_ns + extra_delay_ns);
-    if (ctx.rank == 0) {
-      short_delay.push_back(a.send_ns.front());
-      long_delay.push_back(b.send_ns.front());
-    }
+int send_completes_unmatched(const ProbeContext& ctx, std::size_t bytes, int test_calls) {
+  const int n = static_cast<int>(bytes);
+  const int peer = kPeerOf[ctx.rank];
+  align(ctx);
+  if (ctx.rank == 1) {
+    MPI_Recv(nullptr, 0, MPI_BYTE, peer, kAckTag, ctx.comm, MPI_STATUS_IGNORE);  // "go"
+    MPI_Recv(ctx.buffers->recv(), n, MPI_BYTE, peer, kDataTag, ctx.comm, MPI_STATUS_IGNORE);
+    return 0;
   }
-  if (ctx.rank != 0) return 0;
-  return summarize(long_delay).median - summarize(short_delay).median;
+  MPI_Request request;
+  MPI_Isend(ctx.buffers->send(), n, MPI_BYTE, peer, kDataTag, ctx.comm, &request);
+  int completed = 0;
+  for (int i = 0; i < test_calls && !completed; ++i) MPI_Test(&request, &completed, MPI_STATUS_IGNORE);
+  MPI_Send(nullptr, 0, MPI_BYTE, peer, kAckTag, ctx.comm);
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
+  return completed;
 }
 
 }  // namespace llamp::loggp

@@ -53,13 +53,12 @@ OverheadSamples overheads(const ProbeContext& ctx, std::size_t bytes, int reps, 
 // max(o_s, g): the gap only shows when the network, not the CPU, limits the message rate.
 std::vector<double> burst_gaps(const ProbeContext& ctx, std::size_t bytes, int burst, int reps);
 
-// Whether a `bytes`-byte MPI_Send waits for its receiver: the send call is timed with the
-// receiver posting late by two different delays; an eager send's duration does not depend on
-// the delay, a rendezvous send's grows with it. `base_delay_ns` must exceed the message's
-// arrival time. Returns the median increase of the send time (ns) between the two delays on
-// rank 0 and 0 on rank 1.
-double send_wait_increase(const ProbeContext& ctx, std::size_t bytes, int reps,
-                          double base_delay_ns, double extra_delay_ns);
+// Whether a `bytes`-byte send can complete before its receiver has posted the receive (eager)
+// or not (rendezvous): the client starts MPI_Isend and calls MPI_Test `test_calls` times while
+// the server is provably not receiving yet (it waits for a "go" message the client sends only
+// afterwards). Counting calls instead of timing makes the answer immune to a loaded machine
+// descheduling either rank. Returns 1 (completed: eager) or 0 on rank 0, and 0 on rank 1.
+int send_completes_unmatched(const ProbeContext& ctx, std::size_t bytes, int test_calls);
 
 // Median cost of reading the clock once (two back-to-back reads), subtracted from every timed
 // interval: with overheads of ~100 ns the 20-30 ns of a clock read is not negligible.
