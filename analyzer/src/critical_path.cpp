@@ -43,8 +43,6 @@ CriticalPath walk(const Engine& e, size_t top) {
   if (v == graph::kNoVertex) return cp;
   cp.T = terms.end_of(v).v;
   bool at_end = true;  // looking at end(v) (else start(v))
-  const auto& t = e.start_values();
-  const auto& d = e.start_slopes();
   for (uint64_t guard = 0; guard < 4 * g.num_vertices() + 4; ++guard) {
     if (at_end) {
       cp.vertices.push_back(v);
@@ -69,7 +67,7 @@ CriticalPath walk(const Engine& e, size_t top) {
           const detail::MessageCost m = terms.message(s);
           cpu(v, m.o_recv);
           if (m.rendezvous) add_message(s, 2, true);  // read request and data
-          const detail::Lin own{t[v], d[v]};
+          const detail::Lin own = terms.start(v);
           const detail::Lin arm = terms.sender_arm(s, m);
           if (detail::beats(arm, own)) {  // the same tie rule as the evaluation
             if (m.rendezvous)
@@ -92,14 +90,14 @@ CriticalPath walk(const Engine& e, size_t top) {
       for (uint32_t entry : g.preds(v)) {
         const VertexId u = Graph::pred_vertex(entry);
         const bool ir = Graph::pred_is_irequires(entry);
-        const detail::Lin c = ir ? detail::Lin{t[u], d[u]} : terms.end_of(u);
+        const detail::Lin c = ir ? terms.start(u) : terms.end_of(u);
         if (from == graph::kNoVertex || detail::beats(c, best)) {
           best = c;
           from = u;
           from_end = !ir;
         }
       }
-      if (from == graph::kNoVertex || best.v < t[v] - 1e-9 * std::max(1.0, t[v])) break;  // path starts here
+      if (from == graph::kNoVertex || best.v < e.start_value(v) - 1e-9 * std::max(1.0, e.start_value(v))) break;  // path starts here
       v = from;
       at_end = from_end;
     }

@@ -15,19 +15,23 @@ Point eval(Engine& e, Sweep sweep, double x) {
 // Values agree when they differ by rounding only (sums of up to ~10^8 terms in ns).
 bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)}); }
 
+// A breakpoint with T there and the slope of the segment to its right.
+struct Knot {
+  double x, T, slope;
+};
+
 // Finds the breakpoints strictly inside (a.x, b.x), given T and a subgradient at both ends.
-void bisect_tangents(Engine& e, Sweep sweep, const Point& a, const Point& b, std::vector<double>& out, int depth) {
+// Found breakpoints carry the value of the supporting lines there and the right line's slope, so
+// the curve needs no further evaluations.
+void bisect_tangents(Engine& e, Sweep sweep, const Point& a, const Point& b, std::vector<Knot>& out, int depth) {
   if (b.x - a.x <= 1e-9 * std::max(1.0, std::fabs(b.x)) || close(a.slope, b.slope)) return;
   // Line through a with slope a.slope meets the line through b with slope b.slope at c.
   double c = (b.T - a.T + a.slope * a.x - b.slope * b.x) / (a.slope - b.slope);
-  if (!(c > a.x && c < b.x)) {
-    // Rounding put the intersection at an end: the kink is at that end within rounding.
-    return;
-  }
+  if (!(c > a.x && c < b.x)) return;  // rounding put the kink at an end
   Point m = eval(e, sweep, c);
   double line = a.T + a.slope * (c - a.x);
   if (close(m.T, line) || depth > 200) {
-    out.push_back(c);
+    out.push_back(Knot{c, m.T, b.slope});
     return;
   }
   bisect_tangents(e, sweep, a, m, out, depth + 1);
@@ -36,26 +40,19 @@ void bisect_tangents(Engine& e, Sweep sweep, const Point& a, const Point& b, std
   bisect_tangents(e, sweep, m, b, out, depth + 1);
 }
 
-Curve curve_from_breakpoints(Engine& e, Sweep sweep, double x_min, double x_max, std::vector<double> bps,
-                             uint64_t evals_before) {
-  std::sort(bps.begin(), bps.end());
-  bps.erase(std::unique(bps.begin(), bps.end(), [](double a, double b) { return close(a, b); }), bps.end());
+Curve assemble(const Point& lo, const Point& hi, std::vector<Knot> knots, uint64_t evaluations) {
+  std::sort(knots.begin(), knots.end(), [](const Knot& a, const Knot& b) { return a.x < b.x; });
   Curve c;
-  c.breakpoints = bps;
-  std::vector<double> xs{x_min};
-  for (double x : bps)
-    if (x > x_min && x < x_max) xs.push_back(x);
-  xs.push_back(x_max);
-  // T at each knot and the slope of the segment to its right.
-  std::vector<Point> pts;
-  for (double x : xs) pts.push_back(eval(e, sweep, x));
-  for (size_t i = 0; i + 1 < xs.size(); ++i) {
-    // The engine's right-derivative at the knot is the segment's exact slope (an integer count of
-    // latency terms, or of bytes).
-    c.segments.push_back(Segment{xs[i], xs[i + 1], pts[i].T, pts[i + 1].T, pts[i].slope});
+  Knot prev{lo.x, lo.T, lo.slope};
+  for (const Knot& k : knots) {
+    if (!(k.x > prev.x) || !(k.x < hi.x)) continue;
+    c.breakpoints.push_back(k.x);
+    c.segments.push_back(Segment{prev.x, k.x, prev.T, k.T, prev.slope});
+    prev = k;
   }
-  if (xs.size() == 1 || x_min == x_max) c.segments.push_back(Segment{x_min, x_max, pts[0].T, pts[0].T, pts[0].slope});
-  c.evaluations = e.evaluations() - evals_before;
+  // The last segment ends at hi; its slope is the right-derivative just right of the last knot.
+  c.segments.push_back(Segment{prev.x, hi.x, prev.T, hi.T, prev.slope});
+  c.evaluations = evaluations;
   return c;
 }
 
@@ -65,9 +62,9 @@ Curve exact_curve(Engine& e, Sweep sweep, double x_min, double x_max) {
   if (!(x_min >= 0) || !(x_max >= x_min)) throw Error(fmt::format("invalid range [{}, {}]", x_min, x_max));
   const uint64_t before = e.evaluations();
   Point a = eval(e, sweep, x_min), b = eval(e, sweep, x_max);
-  std::vector<double> bps;
-  bisect_tangents(e, sweep, a, b, bps, 0);
-  return curve_from_breakpoints(e, sweep, x_min, x_max, std::move(bps), before);
+  std::vector<Knot> knots;
+  bisect_tangents(e, sweep, a, b, knots, 0);
+  return assemble(a, b, std::move(knots), e.evaluations() - before);
 }
 
 Curve stepped_curve(Engine& e, Sweep sweep, double x_min, double x_max, double step) {
@@ -83,10 +80,19 @@ Curve stepped_curve(Engine& e, Sweep sweep, double x_min, double x_max, double s
     grid.push_back(eval(e, sweep, x));
   }
   std::reverse(grid.begin(), grid.end());
-  std::vector<double> bps;
-  for (size_t i = 0; i + 1 < grid.size(); ++i)
-    if (!close(grid[i].slope, grid[i + 1].slope)) bisect_tangents(e, sweep, grid[i], grid[i + 1], bps, 0);
-  return curve_from_breakpoints(e, sweep, x_min, x_max, std::move(bps), before);
+  // Grid points where the slope does not change are not breakpoints (T is linear around them
+  // only if the slopes on both sides agree, which the refinement checks); they become knots of
+  // the curve all the same, so keep them as segment boundaries only where a breakpoint is.
+  std::vector<Knot> knots;
+  for (size_t i = 0; i + 1 < grid.size(); ++i) {
+    if (close(grid[i].slope, grid[i + 1].slope)) continue;
+    const size_t before_refine = knots.size();
+    bisect_tangents(e, sweep, grid[i], grid[i + 1], knots, 0);
+    // The slope changes exactly at the grid point i + 1 itself (its right-derivative differs).
+    if (knots.size() == before_refine && i + 2 < grid.size())
+      knots.push_back(Knot{grid[i + 1].x, grid[i + 1].T, grid[i + 1].slope});
+  }
+  return assemble(grid.front(), grid.back(), std::move(knots), e.evaluations() - before);
 }
 
 std::optional<double> max_x_within(Engine& e, Sweep sweep, double x0, double bound) {

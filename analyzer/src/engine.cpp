@@ -25,13 +25,12 @@ Engine::Engine(const Graph& g, NetworkModel model) : g_(g), model_(std::move(mod
   }
   base_xL_ = model_.homogeneous() ? model_.loggp.L_ns : 0.0;
   base_xG_ = model_.homogeneous() ? model_.loggp.G_ns_per_byte : 0.0;
-  t_.resize(g_.num_vertices());
-  d_.resize(g_.num_vertices());
+  state_.resize(g_.num_vertices());
 }
 
 uint64_t Engine::memory_bytes() const {
   return order_.capacity() * sizeof(VertexId) + rank_.capacity() * sizeof(uint32_t) +
-         (t_.capacity() + d_.capacity()) * sizeof(double);
+         state_.capacity() * sizeof(State);
 }
 
 uint32_t Engine::route_of_send(VertexId send) const {
@@ -64,8 +63,7 @@ Point Engine::run(double xL, double xG, Sweep sweep) {
   const auto* value = g.value.data();
   const uint64_t S = model_.loggp.S_bytes;
   detail::Terms<Uniform> terms(*this, xL, xG, sweep);
-  double* t = t_.data();
-  double* d = d_.data();
+  State* st_ = state_.data();
 
   Lin T{0, 0};
   VertexId last = graph::kNoVertex;
@@ -74,10 +72,9 @@ Point Engine::run(double xL, double xG, Sweep sweep) {
     for (uint64_t i = pred_begin[v], e = pred_begin[v + 1]; i < e; ++i) {
       const uint32_t entry = pred[i];
       const VertexId u = Graph::pred_vertex(entry);
-      take(st, Graph::pred_is_irequires(entry) ? Lin{t[u], d[u]} : terms.end_of(u));
+      take(st, Graph::pred_is_irequires(entry) ? Lin{st_[u].t, st_[u].d} : terms.end_of(u));
     }
-    t[v] = st.v;
-    d[v] = st.d;
+    st_[v] = State{st.v, st.d};
     // A rendezvous send's end is known only once its receive has started: count it there.
     VertexId ended = v;
     if (kind[v] == VertexKind::Send && value[v] > S) continue;

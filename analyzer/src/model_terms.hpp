@@ -34,7 +34,7 @@ struct MessageCost {
 template <bool Uniform>
 struct Terms {
   Terms(const Engine& e, double xL, double xG, Sweep sweep)
-      : g(e.g_), t(e.t_.data()), d(e.d_.data()), rank(e.rank_.data()), model(e.model_) {
+      : g(e.g_), state(e.state_.data()), rank(e.rank_.data()), model(e.model_) {
     routes.resize(model.L_const.size());
     for (size_t r = 0; r < routes.size(); ++r) {
       routes[r].lat = model.L_const[r] + model.L_coef[r] * xL;
@@ -68,14 +68,15 @@ struct Terms {
   // The arm of the receive's max() that comes from the sender: arrival of an eager message, or
   // arrival of the request-to-send of a rendezvous one.
   Lin sender_arm(graph::VertexId s, const MessageCost& m) const {
-    if (!m.rendezvous) return Lin{t[s] + m.o_send + m.route->lat + m.bytes_term, d[s] + m.route->lat_d + m.bytes_term_d};
-    return Lin{t[s] + m.o_send + m.route->lat, d[s] + m.route->lat_d};
+    const Lin ss = start(s);
+    if (!m.rendezvous) return Lin{ss.v + m.o_send + m.route->lat + m.bytes_term, ss.d + m.route->lat_d + m.bytes_term_d};
+    return Lin{ss.v + m.o_send + m.route->lat, ss.d + m.route->lat_d};
   }
 
   Lin recv_end(graph::VertexId r) const {
     const graph::VertexId s = g.peer[r];
     const MessageCost m = message(s);
-    Lin h{t[r], d[r]};
+    Lin h = start(r);
     take(h, sender_arm(s, m));
     if (!m.rendezvous) return Lin{h.v + m.o_recv, h.d};
     return Lin{h.v + m.o_recv + 2 * m.route->lat + m.bytes_term, h.d + 2 * m.route->lat_d + m.bytes_term_d};
@@ -84,10 +85,10 @@ struct Terms {
   Lin end_of(graph::VertexId u) const {
     switch (g.kind[u]) {
       case graph::VertexKind::Calc:
-        return Lin{t[u] + static_cast<double>(g.value[u]), d[u]};
+        return Lin{state[u].t + static_cast<double>(g.value[u]), state[u].d};
       case graph::VertexKind::Send: {
         const MessageCost m = message(u);
-        if (!m.rendezvous) return Lin{t[u] + m.o_send, d[u]};
+        if (!m.rendezvous) return Lin{state[u].t + m.o_send, state[u].d};
         const Lin e = recv_end(g.peer[u]);
         return Lin{e.v + m.route->lat + m.o_send, e.d + m.route->lat_d};
       }
@@ -98,8 +99,8 @@ struct Terms {
   }
 
   const graph::Graph& g;
-  const double* t;
-  const double* d;
+  const Engine::State* state;
+  Lin start(graph::VertexId v) const { return Lin{state[v].t, state[v].d}; }
   const uint32_t* rank;
   const NetworkModel& model;
   std::vector<RouteCost> routes;

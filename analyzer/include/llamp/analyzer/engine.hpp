@@ -60,10 +60,10 @@ class Engine {
   NetworkModel& model() { return model_; }
   std::span<const graph::VertexId> order() const { return order_; }
 
-  // Results of the last evaluate(): per-vertex start values and slopes, and the vertex whose end
+  // Results of the last evaluate(): per-vertex start time and its slope, and the vertex whose end
   // is T.
-  std::span<const double> start_values() const { return t_; }
-  std::span<const double> start_slopes() const { return d_; }
+  double start_value(graph::VertexId v) const { return state_[v].t; }
+  double start_slope(graph::VertexId v) const { return state_[v].d; }
   graph::VertexId last_vertex() const { return last_; }
   double last_xL() const { return xL_; }
   double last_xG() const { return xG_; }
@@ -87,7 +87,11 @@ class Engine {
   NetworkModel model_;
   std::vector<graph::VertexId> order_;
   std::vector<uint32_t> rank_;  // only for heterogeneous models
-  std::vector<double> t_, d_;
+  // Start time and slope of each vertex, side by side: the pass reads both for every predecessor.
+  struct State {
+    double t, d;
+  };
+  std::vector<State> state_;
   graph::VertexId last_ = graph::kNoVertex;
   double xL_ = 0, xG_ = 0, base_xL_ = 0, base_xG_ = 0;
   uint64_t evaluations_ = 0;
