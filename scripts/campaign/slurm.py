@@ -64,7 +64,7 @@ def submit(campaign, sbatch_args, parallel=1, log=print):
     if pending:
         per_task = campaign.max_attempts * (campaign.timeout_s + 15) + 60
         array = _script(campaign, "runs", campaign.ranks, per_task,
-                        _self_command("run-slot", campaign.out_dir, "${SLURM_ARRAY_TASK_ID}"), sbatch_args)
+                        _self_command("run-slot", campaign.out_dir) + ' "${SLURM_ARRAY_TASK_ID}"', sbatch_args)
         indices = ",".join(str(i) for i in pending)
         jobs["runs"] = _submit([*dependency, f"--array={indices}%{parallel}", array])
         dependency = [f"--dependency=afterany:{jobs['runs']}"]

@@ -6,6 +6,8 @@
  *
  *   campaign_test_app [--compute-ms N] [--iterations K]
  *                     [--fail-once MARKER]   first run (MARKER absent): create it, MPI_Abort(3)
+ *                     [--fail-once-untraced MARKER]  the same, counting only runs without
+ *                                            LLAMP_TRACE_DIR (a campaign's measured runs)
  *                     [--hang-once MARKER]   first run: create it, rank 0 sleeps forever
  *                     [--fail-always]        every run: MPI_Abort(4)
  */
@@ -46,12 +48,13 @@ static int first_time(const char *marker) {
 int main(int argc, char **argv) {
   double compute_ms = 20;
   int iterations = 10;
-  const char *fail_once = NULL, *hang_once = NULL;
+  const char *fail_once = NULL, *hang_once = NULL, *fail_once_untraced = NULL;
   int fail_always = 0;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--compute-ms") == 0 && i + 1 < argc) compute_ms = atof(argv[++i]);
     else if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) iterations = atoi(argv[++i]);
     else if (strcmp(argv[i], "--fail-once") == 0 && i + 1 < argc) fail_once = argv[++i];
+    else if (strcmp(argv[i], "--fail-once-untraced") == 0 && i + 1 < argc) fail_once_untraced = argv[++i];
     else if (strcmp(argv[i], "--hang-once") == 0 && i + 1 < argc) hang_once = argv[++i];
     else if (strcmp(argv[i], "--fail-always") == 0) fail_always = 1;
     else {
@@ -70,6 +73,9 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (rank == 0 && fail_always) MPI_Abort(MPI_COMM_WORLD, 4);
   if (rank == 0 && fail_once && first_time(fail_once)) MPI_Abort(MPI_COMM_WORLD, 3);
+  const char *trace_dir = getenv("LLAMP_TRACE_DIR");
+  const int traced = trace_dir != NULL && trace_dir[0] != '\0';
+  if (rank == 0 && fail_once_untraced && !traced && first_time(fail_once_untraced)) MPI_Abort(MPI_COMM_WORLD, 3);
   if (rank == 0 && hang_once && first_time(hang_once))
     for (;;) sleep(1);
 

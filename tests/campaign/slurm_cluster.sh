@@ -36,6 +36,7 @@ id munge >/dev/null 2>&1 || { echo "slurm_cluster: no 'munge' user (apt-get inst
 
 mkdir -p "$dir"/{munge,state,spool,log}
 dir=$(cd "$dir" && pwd)
+chmod 0755 "$dir"   # munged runs as the munge user and must reach its folder inside
 trap 'stop' ERR
 
 # --- munge: its own key and socket; munged insists on strict ownership and modes.

@@ -66,7 +66,7 @@ class SlurmCampaignTest(unittest.TestCase):
                           "--delta-l", "0", "--reps", "3", "--sbatch-arg=--overcommit",
                           "--loggp-arg=--rounds", "--loggp-arg=1", "--loggp-arg=--reps", "--loggp-arg=10",
                           *prediction, "-o", "campaign",
-                          "--", TEST_APP, "--compute-ms", "20", "--fail-once", os.path.join(d, "marker"))
+                          "--", TEST_APP, "--compute-ms", "20", "--fail-once-untraced", os.path.join(d, "marker"))
         wait_for_jobs(self.env)
         with open(os.path.join(out, "runs.csv")) as f:
             rows = list(csv.DictReader(f))
