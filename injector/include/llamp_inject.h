@@ -34,9 +34,13 @@ int64_t llamp_inject_delta_ns(void);
 /* Installs the UCX hooks for the next ucp_worker_create(). */
 void llamp_inject_ucx_prepare(void);
 
-/* Binds the injector to the worker just created.  lock/unlock must take the
- * locks MPICH holds around its own ucp_worker_progress calls. */
-int llamp_inject_ucx_bind(struct ucp_worker *worker, int rank, void (*lock)(void *),
+/* Binds the injector to the worker just created.  trylock must take, without
+ * waiting, the lock MPICH holds while the application is inside MPI (and
+ * around its own ucp_worker_progress calls), returning nonzero on success;
+ * unlock releases it.  Failing to get it means "the application is inside
+ * MPI and polls UCX itself": the injector's thread never waits for it, so it
+ * can never make the application sleep on a contended lock. */
+int llamp_inject_ucx_bind(struct ucp_worker *worker, int rank, int (*trylock)(void *),
                           void (*unlock)(void *), void *lock_arg, char *err, size_t err_len);
 
 /* Starts the delay/watch thread (after MPICH's locks are live). */

@@ -5,7 +5,7 @@
  *
  * Who touches the queue: whoever holds the worker, i.e. MPICH's lock
  * (the application thread inside ucp_worker_progress, or this file's thread
- * between lock() and unlock()).  Only last_app_poll_ns is shared without it.
+ * between a successful trylock() and unlock()).  Only last_app_poll_ns is shared without it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,7 +39,7 @@ static struct {
     ucp_worker_h worker;         /* NULL when not (or no longer) delaying */
     ucp_worker_h unbound_worker; /* the worker once bound, for late arrivals */
     int rank;
-    void (*lock)(void *);
+    int (*trylock)(void *);
     void (*unlock)(void *);
     void *lock_arg;
     int64_t delta_ns;
@@ -51,7 +51,9 @@ static struct {
 
     int worker_fd; /* UCX worker event fd */
     int epoll_fd;
-    int timer_fd;
+    int timer_fd;  /* next release deadline, set by the thread */
+    int watch_fd;  /* "the application stopped polling", pushed ahead by it */
+    uint64_t watch_deadline_ns; /* the application's last push (its thread only) */
     int stop_fd;
     pthread_t thread;
     int thread_running;
@@ -59,7 +61,7 @@ static struct {
     uint64_t delayed_by_am[LLAMP_AM_ID_SLOTS];
     uint64_t dropped_at_finalize;
     llamp_lateness lateness;
-} inj = {.worker_fd = -1, .epoll_fd = -1, .timer_fd = -1, .stop_fd = -1};
+} inj = {.worker_fd = -1, .epoll_fd = -1, .timer_fd = -1, .watch_fd = -1, .stop_fd = -1};
 
 static __thread int in_injector_thread;
 
@@ -106,6 +108,17 @@ static ucs_status_t defer_am(void *arg, uint8_t am_id, void *data, size_t length
     return status;
 }
 
+static void set_timer_fd(int fd, uint64_t deadline_ns)
+{
+    struct itimerspec its;
+    memset(&its, 0, sizeof(its));
+    if (deadline_ns) {
+        its.it_value.tv_sec = (time_t) (deadline_ns / 1000000000u);
+        its.it_value.tv_nsec = (long) (deadline_ns % 1000000000u);
+    }
+    timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
 /* End of every ucp_worker_progress: hand back what is due. */
 static unsigned release_due(void *arg)
 {
@@ -115,6 +128,15 @@ static unsigned release_due(void *arg)
 
     if (!in_injector_thread) {
         atomic_store_explicit(&inj.last_app_poll_ns, now, memory_order_relaxed);
+        /* Keep the thread asleep while we poll: push its watch timer one
+         * period ahead, at most every half period (one syscall per 25 us at
+         * the default).  A thread woken periodically instead would be a
+         * preemption point every period at which a busy machine hands our
+         * core to another process for a whole time slice. */
+        if (inj.watch_fd >= 0 && now + (uint64_t) inj.watch_ns / 2 >= inj.watch_deadline_ns) {
+            inj.watch_deadline_ns = now + (uint64_t) inj.watch_ns;
+            set_timer_fd(inj.watch_fd, inj.watch_deadline_ns);
+        }
     }
     if (inj.worker == NULL) {
         return 0;
@@ -145,7 +167,7 @@ void llamp_inject_ucx_prepare(void)
     ucp_llamp_set_hooks(&hooks);
 }
 
-int llamp_inject_ucx_bind(struct ucp_worker *worker, int rank, void (*lock)(void *),
+int llamp_inject_ucx_bind(struct ucp_worker *worker, int rank, int (*trylock)(void *),
                           void (*unlock)(void *), void *lock_arg, char *err, size_t err_len)
 {
     const llamp_inject_config *cfg = llamp_inject_settings();
@@ -154,7 +176,7 @@ int llamp_inject_ucx_bind(struct ucp_worker *worker, int rank, void (*lock)(void
     ucp_llamp_set_hooks(NULL); /* only this worker is delayed */
     inj.worker = worker;
     inj.rank = rank;
-    inj.lock = lock;
+    inj.trylock = trylock;
     inj.unlock = unlock;
     inj.lock_arg = lock_arg;
     inj.delta_ns = cfg->delta_ns;
@@ -170,16 +192,6 @@ int llamp_inject_ucx_bind(struct ucp_worker *worker, int rank, void (*lock)(void
     return 0;
 }
 
-static void set_timer(uint64_t deadline_ns)
-{
-    struct itimerspec its;
-    memset(&its, 0, sizeof(its));
-    if (deadline_ns) {
-        its.it_value.tv_sec = (time_t) (deadline_ns / 1000000000u);
-        its.it_value.tv_nsec = (long) (deadline_ns % 1000000000u);
-    }
-    timerfd_settime(inj.timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
-}
 
 static void watch_worker_fd(void)
 {
@@ -188,11 +200,22 @@ static void watch_worker_fd(void)
 }
 
 /*
- * The thread: while the application polls UCX itself (it is inside MPI) it
- * only checks every watch period whether that is still so.  Otherwise it
- * progresses the worker under MPICH's locks (stamping new arrivals, releasing
- * due messages), arms the worker's event fd and sleeps until the next
- * deadline or the next arrival, spinning at most the last LLAMP_SPIN_NS.
+ * The thread.  Three cases, checked every time it wakes:
+ *  - the application called ucp_worker_progress less than one watch period
+ *    ago: it is inside MPI, sees arrivals and releases due messages itself;
+ *  - MPICH's lock is taken (trylock fails): the application is inside an MPI
+ *    call (perhaps descheduled); again nothing to do.  The thread never
+ *    waits for that lock: a waiter makes the application's next unlock hand
+ *    the lock over, and the application then sleeps on the contended mutex
+ *    and loses its core for a whole time slice on a busy machine (that was
+ *    the cause of ms-scale delays seen with an earlier, blocking version);
+ *  - otherwise the application computes outside MPI: progress the worker
+ *    (stamping new arrivals, releasing due messages), arm its event fd and
+ *    sleep until the next deadline or the next arrival, spinning at most the
+ *    last LLAMP_SPIN_NS.
+ * In the first two cases it looks again one watch period later: that is the
+ * bound on how late an arrival is stamped when it comes just after the
+ * application left MPI.
  */
 static void *injector_thread(void *unused)
 {
@@ -204,10 +227,12 @@ static void *injector_thread(void *unused)
         uint64_t wake_at = 0;
 
         if (now - last_app < (uint64_t) inj.watch_ns) {
-            wake_at = last_app + (uint64_t) inj.watch_ns;
+            /* the application polls and keeps pushing the watch timer */
+            set_timer_fd(inj.watch_fd, last_app + (uint64_t) inj.watch_ns);
+        } else if (!inj.trylock(inj.lock_arg)) {
+            set_timer_fd(inj.watch_fd, now + (uint64_t) inj.watch_ns);
         } else {
             int armed = 0;
-            inj.lock(inj.lock_arg);
             for (int tries = 0; tries < LLAMP_MAX_ARM_TRIES && !armed; ++tries) {
                 while (ucp_worker_progress(inj.worker) != 0) {
                 }
@@ -234,16 +259,16 @@ static void *injector_thread(void *unused)
             }
         }
 
-        set_timer(wake_at);
-        struct epoll_event events[3];
-        int n = epoll_wait(inj.epoll_fd, events, 3, -1);
+        set_timer_fd(inj.timer_fd, wake_at);
+        struct epoll_event events[4];
+        int n = epoll_wait(inj.epoll_fd, events, 4, -1);
         for (int i = 0; i < n; ++i) {
             uint64_t value;
             if (events[i].data.fd == inj.stop_fd) {
                 return NULL;
             }
-            if (events[i].data.fd == inj.timer_fd) {
-                (void) !read(inj.timer_fd, &value, sizeof(value));
+            if (events[i].data.fd == inj.timer_fd || events[i].data.fd == inj.watch_fd) {
+                (void) !read(events[i].data.fd, &value, sizeof(value));
             }
         }
     }
@@ -257,8 +282,9 @@ int llamp_inject_start_thread(char *err, size_t err_len)
     }
     inj.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     inj.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    int watch_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
     inj.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (inj.epoll_fd < 0 || inj.timer_fd < 0 || inj.stop_fd < 0) {
+    if (inj.epoll_fd < 0 || inj.timer_fd < 0 || watch_fd < 0 || inj.stop_fd < 0) {
         snprintf(err, err_len, "LLAMP_DELTA_L: cannot create the injector's fds: %s",
                  strerror(errno));
         return -1;
@@ -266,6 +292,8 @@ int llamp_inject_start_thread(char *err, size_t err_len)
     struct epoll_event ev = {.events = EPOLLIN};
     ev.data.fd = inj.timer_fd;
     epoll_ctl(inj.epoll_fd, EPOLL_CTL_ADD, inj.timer_fd, &ev);
+    ev.data.fd = watch_fd;
+    epoll_ctl(inj.epoll_fd, EPOLL_CTL_ADD, watch_fd, &ev);
     ev.data.fd = inj.stop_fd;
     epoll_ctl(inj.epoll_fd, EPOLL_CTL_ADD, inj.stop_fd, &ev);
     /* disabled until the worker is armed (one-shot, re-enabled each time) */
@@ -273,6 +301,9 @@ int llamp_inject_start_thread(char *err, size_t err_len)
     ev.data.fd = inj.worker_fd;
     epoll_ctl(inj.epoll_fd, EPOLL_CTL_ADD, inj.worker_fd, &ev);
 
+    /* from now on the application pushes it ahead while it polls */
+    inj.watch_fd = watch_fd;
+    inj.watch_deadline_ns = 0;
     int rc = pthread_create(&inj.thread, NULL, injector_thread, NULL);
     if (rc != 0) {
         snprintf(err, err_len, "LLAMP_DELTA_L: cannot start the injector thread: %s",
@@ -343,7 +374,7 @@ void llamp_inject_ucx_unbind(void)
     llamp_lateness_free(&inj.lateness);
     inj.unbound_worker = inj.worker;
     inj.worker = NULL;
-    int *fds[] = {&inj.epoll_fd, &inj.timer_fd, &inj.stop_fd};
+    int *fds[] = {&inj.epoll_fd, &inj.timer_fd, &inj.watch_fd, &inj.stop_fd};
     for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); ++i) {
         if (*fds[i] >= 0) {
             close(*fds[i]);

@@ -84,65 +84,92 @@ static void pingpong(int bytes, int reps)
     free(oneway);
 }
 
-/* Fig. 8: back-to-back eager sends to pre-posted receives; report when the
- * last one completed relative to when it was sent. */
-static void fig8(int count)
+/* Fig. 8: bursts of `count` back-to-back eager sends to pre-posted receives,
+ * repeated `trials` times (a shared, overloaded machine deschedules a rank
+ * now and then for a whole scheduler tick: the median over trials is what
+ * the injector did, single trials are what the scheduler did).  Per trial:
+ * time from the last send to the completion of all receives. */
+static void fig8(int count, int trials)
 {
     double *stamps = calloc(count, sizeof(double));
     MPI_Request *reqs = malloc(sizeof(MPI_Request) * count);
-    if (rank == 1) {
-        for (int i = 0; i < count; ++i)
-            MPI_Irecv(&stamps[i], 1, MPI_DOUBLE, 0, i, MPI_COMM_WORLD, &reqs[i]);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0) {
-        double first = now_us();
-        for (int i = 0; i < count; ++i) {
-            stamps[i] = now_us();
-            MPI_Send(&stamps[i], 1, MPI_DOUBLE, 1, i, MPI_COMM_WORLD);
+    double *last = malloc(sizeof(double) * trials), *span = malloc(sizeof(double) * trials);
+    for (int t = 0; t < trials; ++t) {
+        if (rank == 1) {
+            for (int i = 0; i < count; ++i)
+                MPI_Irecv(&stamps[i], 1, MPI_DOUBLE, 0, i, MPI_COMM_WORLD, &reqs[i]);
         }
-        double send_span = now_us() - first;
-        MPI_Send(&send_span, 1, MPI_DOUBLE, 1, count, MPI_COMM_WORLD);
-    } else {
-        MPI_Waitall(count, reqs, MPI_STATUSES_IGNORE);
-        double done = now_us();
-        double send_span;
-        MPI_Recv(&send_span, 1, MPI_DOUBLE, 0, count, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        double res[2] = {done - stamps[count - 1], send_span};
-        MPI_Send(res, 2, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0) {
+            double first = now_us();
+            for (int i = 0; i < count; ++i) {
+                stamps[i] = now_us();
+                MPI_Send(&stamps[i], 1, MPI_DOUBLE, 1, i, MPI_COMM_WORLD);
+            }
+            double send_span = now_us() - first;
+            MPI_Send(&send_span, 1, MPI_DOUBLE, 1, count, MPI_COMM_WORLD);
+            double res[2];
+            MPI_Recv(res, 2, MPI_DOUBLE, 1, count + 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            last[t] = res[0];
+            span[t] = res[1];
+        } else {
+            MPI_Waitall(count, reqs, MPI_STATUSES_IGNORE);
+            double done = now_us();
+            double send_span;
+            MPI_Recv(&send_span, 1, MPI_DOUBLE, 0, count, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            double res[2] = {done - stamps[count - 1], send_span};
+            MPI_Send(res, 2, MPI_DOUBLE, 0, count + 1, MPI_COMM_WORLD);
+        }
     }
     if (rank == 0) {
-        double res[2];
-        MPI_Recv(res, 2, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        printf("count=%d\nlast_oneway_us=%.3f\nsend_span_us=%.3f\n", count, res[0], res[1]);
+        printf("count=%d\ntrials=%d\nlast_oneway_trials_us=", count, trials);
+        for (int t = 0; t < trials; ++t) printf("%s%.1f", t ? "," : "", last[t]);
+        printf("\nsend_span_median_us=%.3f\n", quantile(span, trials, 0.5));
+        printf("last_oneway_min_us=%.3f\n", quantile(last, trials, 0.0));
+        printf("last_oneway_median_us=%.3f\n", quantile(last, trials, 0.5));
     }
     free(stamps);
     free(reqs);
+    free(last);
+    free(span);
 }
 
-/* Unexpected message: the receiver computes for wait_us, then posts.  Reports
- * how long the posted receive took and the total one-way time. */
-static void unexpected(double wait_us)
+/* Unexpected message, `trials` times: the receiver computes for wait_us
+ * outside MPI, then posts the receive.  A trial is valid when the receive
+ * was posted at least min_gap_us after the send (the sender may itself be
+ * descheduled after the barrier); reports the median time the posted receive
+ * took over valid trials, and the median one-way time over all trials. */
+static void unexpected(double wait_us, int trials, double min_gap_us)
 {
-    double sent = 0;
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0) {
-        sent = now_us();
-        MPI_Send(&sent, 1, MPI_DOUBLE, 1, 7, MPI_COMM_WORLD);
-    } else {
-        double start = now_us();
-        busy_until(start + wait_us); /* computing, not in MPI */
-        double posted = now_us();
-        MPI_Recv(&sent, 1, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        double done = now_us();
-        double res[2] = {done - posted, done - sent};
-        MPI_Send(res, 2, MPI_DOUBLE, 0, 8, MPI_COMM_WORLD);
+    double *wait = malloc(sizeof(double) * trials), *ow = malloc(sizeof(double) * trials);
+    int valid = 0;
+    for (int t = 0; t < trials; ++t) {
+        double sent = 0;
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0) {
+            sent = now_us();
+            MPI_Send(&sent, 1, MPI_DOUBLE, 1, 7, MPI_COMM_WORLD);
+            double res[3];
+            MPI_Recv(res, 3, MPI_DOUBLE, 1, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            ow[t] = res[1];
+            if (res[2] >= min_gap_us) wait[valid++] = res[0];
+        } else {
+            double start = now_us();
+            busy_until(start + wait_us); /* computing, not in MPI */
+            double posted = now_us();
+            MPI_Recv(&sent, 1, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            double done = now_us();
+            double res[3] = {done - posted, done - sent, posted - sent};
+            MPI_Send(res, 3, MPI_DOUBLE, 0, 8, MPI_COMM_WORLD);
+        }
     }
     if (rank == 0) {
-        double res[2];
-        MPI_Recv(res, 2, MPI_DOUBLE, 1, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        printf("recv_wait_us=%.3f\noneway_us=%.3f\n", res[0], res[1]);
+        printf("trials=%d\nvalid_trials=%d\n", trials, valid);
+        if (valid) printf("recv_wait_median_us=%.3f\n", quantile(wait, valid, 0.5));
+        printf("oneway_median_us=%.3f\n", quantile(ow, trials, 0.5));
     }
+    free(wait);
+    free(ow);
 }
 
 /* ANY_SOURCE + Waitany + Test loop, MPI_THREAD_MULTIPLE; one-way measured. */
@@ -298,10 +325,11 @@ int main(int argc, char **argv)
     }
     const char *what = argv[1];
     double a = argc > 2 ? atof(argv[2]) : 0, b = argc > 3 ? atof(argv[3]) : 0;
+    double c = argc > 4 ? atof(argv[4]) : 0;
     if (rank == 0) printf("scenario=%s\nthread_provided=%d\n", what, provided);
     if (!strcmp(what, "pingpong")) pingpong((int) a, (int) b);
-    else if (!strcmp(what, "fig8")) fig8((int) a);
-    else if (!strcmp(what, "unexpected")) unexpected(a);
+    else if (!strcmp(what, "fig8")) fig8((int) a, b > 0 ? (int) b : 1);
+    else if (!strcmp(what, "unexpected")) unexpected(a, b > 0 ? (int) b : 1, c);
     else if (!strcmp(what, "anysource")) anysource((int) a);
     else if (!strcmp(what, "collective")) collective((int) a);
     else if (!strcmp(what, "flood")) flood((long) a);
