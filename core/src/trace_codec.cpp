@@ -84,13 +84,15 @@ size_t max_encoded_size(const Event& e) {
   return n;
 }
 
-uint8_t* encode_event(uint8_t* p, const Event& e, uint64_t& prev_end_ns) {
+uint8_t* encode_event(uint8_t* p, const Event& e, BlockState& state) {
   const uint32_t mask = field_mask(e);
   *p++ = static_cast<uint8_t>(e.call);
   p = put_varint(p, mask);
-  p = put_varint(p, zigzag(static_cast<int64_t>(e.t_start_ns - prev_end_ns)));
+  p = put_varint(p, zigzag(static_cast<int64_t>(e.t_start_ns - state.prev_end_ns)));
   p = put_varint(p, e.t_end_ns - e.t_start_ns);
-  prev_end_ns = e.t_end_ns;
+  state.prev_end_ns = e.t_end_ns;
+  const uint64_t last = state.last_request;
+  auto request_delta = [last](uint64_t id) { return zigzag(static_cast<int64_t>(id - last)); };
   auto has = [mask](FieldBit b) { return (mask >> b) & 1u; };
   if (has(kFieldThread)) p = put_varint(p, e.thread);
   if (has(kFieldComm)) p = put_varint(p, e.comm);
@@ -101,16 +103,16 @@ uint8_t* encode_event(uint8_t* p, const Event& e, uint64_t& prev_end_ns) {
   if (has(kFieldPeer2)) p = put_varint(p, zigzag(e.peer2));
   if (has(kFieldTag2)) p = put_varint(p, zigzag(e.tag2));
   if (has(kFieldBytes2)) p = put_varint(p, e.bytes2);
-  if (has(kFieldRequest)) p = put_varint(p, e.request);
+  if (has(kFieldRequest)) p = put_varint(p, request_delta(e.request));
   if (has(kFieldRequests)) {
     p = put_varint(p, e.requests.size());
-    for (uint64_t r : e.requests) p = put_varint(p, r);
+    for (uint64_t r : e.requests) p = put_varint(p, request_delta(r));
   }
   if (has(kFieldCompletions)) {
     p = put_varint(p, e.completions.size());
     for (const Completion& c : e.completions) {
       p = put_varint(p, c.index);
-      p = put_varint(p, c.request);
+      p = put_varint(p, request_delta(c.request));
       p = put_varint(p, zigzag(c.source));
       p = put_varint(p, zigzag(c.tag));
       p = put_varint(p, c.bytes);
@@ -136,6 +138,7 @@ uint8_t* encode_event(uint8_t* p, const Event& e, uint64_t& prev_end_ns) {
   }
   if (has(kFieldFlags)) p = put_varint(p, e.flags);
   if (has(kFieldValue)) p = put_varint(p, zigzag(e.value));
+  if (has(kFieldRequest)) state.last_request = e.request;
   return p;
 }
 
@@ -144,6 +147,8 @@ void decode_events(std::span<const uint8_t> raw, uint32_t count, uint64_t base_n
   Cursor in(raw, where);
   if (out.size() < count) out.resize(count);
   uint64_t prev_end = base_ns;
+  uint64_t last_request = 0;
+  auto request = [&in, &last_request] { return last_request + static_cast<uint64_t>(in.s()); };
   for (uint32_t i = 0; i < count; ++i) {
     Event& e = out[i];
     uint8_t call = in.byte();
@@ -164,12 +169,12 @@ void decode_events(std::span<const uint8_t> raw, uint32_t count, uint64_t base_n
     e.peer2 = has(kFieldPeer2) ? in.s32() : kNoRank;
     e.tag2 = has(kFieldTag2) ? in.s32() : kNoRank;
     e.bytes2 = has(kFieldBytes2) ? in.u() : 0;
-    e.request = has(kFieldRequest) ? in.u() : 0;
+    e.request = has(kFieldRequest) ? request() : 0;
     e.requests.clear();
     if (has(kFieldRequests)) {
       size_t n = in.length();
       e.requests.resize(n);
-      for (auto& r : e.requests) r = in.u();
+      for (auto& r : e.requests) r = request();
     }
     e.completions.clear();
     if (has(kFieldCompletions)) {
@@ -177,7 +182,7 @@ void decode_events(std::span<const uint8_t> raw, uint32_t count, uint64_t base_n
       e.completions.resize(n);
       for (Completion& c : e.completions) {
         c.index = static_cast<uint32_t>(in.u());
-        c.request = in.u();
+        c.request = request();
         c.source = in.s32();
         c.tag = in.s32();
         c.bytes = in.u();
@@ -209,6 +214,7 @@ void decode_events(std::span<const uint8_t> raw, uint32_t count, uint64_t base_n
     }
     e.flags = has(kFieldFlags) ? static_cast<uint32_t>(in.u()) : 0;
     e.value = has(kFieldValue) ? in.s() : 0;
+    if (has(kFieldRequest)) last_request = e.request;
   }
   if (!in.done()) in.fail("bytes left over after the block's last event");
 }

@@ -87,10 +87,10 @@ void EventFileWriter::add(const Event& e) {
   if (used_ + need > raw_.size()) raw_.resize(used_ + need);
   if (count_ == 0) {
     base_ns_ = e.t_start_ns;
-    prev_end_ = base_ns_;
+    state_ = BlockState{base_ns_, 0};
     thread_ = e.thread;
   }
-  uint8_t* end = encode_event(raw_.data() + used_, e, prev_end_);
+  uint8_t* end = encode_event(raw_.data() + used_, e, state_);
   used_ = static_cast<size_t>(end - raw_.data());
   ++count_;
 }

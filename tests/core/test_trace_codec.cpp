@@ -43,8 +43,8 @@ std::vector<uint8_t> encode_all(const std::vector<Event>& events, uint64_t base)
   for (const auto& e : events) cap += max_encoded_size(e);
   std::vector<uint8_t> buf(cap);
   uint8_t* p = buf.data();
-  uint64_t prev = base;
-  for (const auto& e : events) p = encode_event(p, e, prev);
+  BlockState state{base, 0};
+  for (const auto& e : events) p = encode_event(p, e, state);
   buf.resize(static_cast<size_t>(p - buf.data()));
   return buf;
 }
@@ -87,9 +87,9 @@ TEST(TraceCodec, SmallEventsAreSmall) {
   e.tag = 0;
   e.bytes = 8;
   e.request = 5;
-  uint64_t prev = 900;
+  BlockState state{900, 4};
   uint8_t buf[256];
-  EXPECT_LE(encode_event(buf, e, prev) - buf, 12);
+  EXPECT_LE(encode_event(buf, e, state) - buf, 11);  // request id: one byte, not a growing varint
 }
 
 TEST(TraceCodec, TruncatedInputIsAnErrorNotACrash) {

@@ -80,11 +80,11 @@ TEST(TraceFile, ThreadsAreMergedByStartTime) {
   TraceFileWriter w(path, 0, 1);
   for (uint32_t thread : {1u, 0u}) {
     std::vector<uint8_t> raw(4096);
-    uint64_t prev = 100 + thread;
+    BlockState state{100 + thread, 0};
     uint8_t* p = raw.data();
     for (int i = 0; i < 10; ++i) {
       Event e = isend(100 + thread + 10ull * i, thread, 1 + i);
-      p = encode_event(p, e, prev);
+      p = encode_event(p, e, state);
     }
     w.write_block(thread, 100 + thread, 10, {raw.data(), static_cast<size_t>(p - raw.data())});
   }

@@ -85,8 +85,8 @@ void emit(ThreadState& ts) {
     Chunk* big = w->oversized(need);
     big->thread = ts.id;
     big->base_ns = e.t_start_ns;
-    uint64_t prev = big->base_ns;
-    big->used = static_cast<size_t>(trace::encode_event(big->data.get(), e, prev) - big->data.get());
+    trace::BlockState state{big->base_ns, 0};
+    big->used = static_cast<size_t>(trace::encode_event(big->data.get(), e, state) - big->data.get());
     big->count = 1;
     w->submit(big);
     return;
@@ -98,9 +98,9 @@ void emit(ThreadState& ts) {
   if (c->count == 0) {
     c->thread = ts.id;
     c->base_ns = e.t_start_ns;
-    ts.prev_end_ns = c->base_ns;
+    ts.block = trace::BlockState{c->base_ns, 0};
   }
-  c->used = static_cast<size_t>(trace::encode_event(c->data.get() + c->used, e, ts.prev_end_ns) - c->data.get());
+  c->used = static_cast<size_t>(trace::encode_event(c->data.get() + c->used, e, ts.block) - c->data.get());
   ++c->count;
 }
 

@@ -12,6 +12,7 @@
 #include "chunk_writer.hpp"
 #include "clock.hpp"
 #include "handle_table.hpp"
+#include "llamp/trace_codec.hpp"
 #include "llamp/trace_event.hpp"
 
 namespace llamp::tracer {
@@ -31,7 +32,7 @@ inline bool tracing() { return g_tracing.load(std::memory_order_relaxed); }
 struct ThreadState {
   uint32_t id = 0;
   Chunk* chunk = nullptr;
-  uint64_t prev_end_ns = 0;
+  trace::BlockState block;  // codec state of the chunk being filled
   trace::Event event;
   std::vector<MPI_Status> statuses;  // stands in for MPI_STATUSES_IGNORE
   // Completion calls: what each request was before the call replaced it.

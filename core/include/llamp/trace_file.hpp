@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "llamp/trace_codec.hpp"
 #include "llamp/trace_event.hpp"
 
 namespace llamp::trace {
@@ -88,7 +89,7 @@ class EventFileWriter {
   size_t used_ = 0;
   uint32_t count_ = 0;
   uint64_t base_ns_ = 0;
-  uint64_t prev_end_ = 0;
+  BlockState state_;
   uint32_t thread_ = 0;
   bool have_thread_ = false;
 };
