@@ -5,8 +5,8 @@
 // from the completion status). Only in-flight operations are held, so memory follows the number
 // of messages sent but not yet received (or the reverse), not the trace length.
 #include <cstdint>
+#include <algorithm>
 #include <functional>
-#include <unordered_map>
 #include <vector>
 
 namespace llamp::schedgen {
@@ -68,7 +68,7 @@ class MessageMatcher {
   explicit MessageMatcher(OnPair on_pair) : on_pair_(std::move(on_pair)) {}
 
   void add_send(const P2PKey& key, const PendingOp& op) {
-    Stream& s = streams_[key];
+    Stream& s = stream(key);
     if (!s.recvs.empty()) {
       PendingOp r = s.recvs.pop();
       --in_flight_;
@@ -79,7 +79,7 @@ class MessageMatcher {
     }
   }
   void add_recv(const P2PKey& key, const PendingOp& op) {
-    Stream& s = streams_[key];
+    Stream& s = stream(key);
     if (!s.sends.empty()) {
       PendingOp snd = s.sends.pop();
       --in_flight_;
@@ -94,17 +94,45 @@ class MessageMatcher {
   // Everything still unpaired: f(key, op, is_send).
   template <class F>
   void for_each_unmatched(F&& f) const {
-    for (const auto& [key, s] : streams_) {
-      s.sends.for_each([&](const PendingOp& op) { f(key, op, true); });
-      s.recvs.for_each([&](const PendingOp& op) { f(key, op, false); });
+    for (const Stream& s : streams_) {
+      s.sends.for_each([&](const PendingOp& op) { f(s.key, op, true); });
+      s.recvs.for_each([&](const PendingOp& op) { f(s.key, op, false); });
     }
   }
 
  private:
   struct Stream {
+    P2PKey key;
     OpFifo sends, recvs;
   };
-  std::unordered_map<P2PKey, Stream, P2PKeyHash> streams_;
+  // Streams are never removed (there are as many as distinct (comm, src, dst, tag) in the trace);
+  // an open-addressing index over them avoids a node allocation and pointer chase per message.
+  Stream& stream(const P2PKey& key) {
+    if ((streams_.size() + 1) * 2 > index_.size()) grow();
+    size_t mask = index_.size() - 1;
+    for (size_t i = P2PKeyHash()(key) & mask;; i = (i + 1) & mask) {
+      uint32_t slot = index_[i];
+      if (slot == kEmpty) {
+        index_[i] = static_cast<uint32_t>(streams_.size());
+        streams_.push_back(Stream{key, {}, {}});
+        return streams_.back();
+      }
+      if (streams_[slot].key == key) return streams_[slot];
+    }
+  }
+  void grow() {
+    std::vector<uint32_t> bigger(std::max<size_t>(64, index_.size() * 2), kEmpty);
+    size_t mask = bigger.size() - 1;
+    for (uint32_t s = 0; s < streams_.size(); ++s) {
+      size_t i = P2PKeyHash()(streams_[s].key) & mask;
+      while (bigger[i] != kEmpty) i = (i + 1) & mask;
+      bigger[i] = s;
+    }
+    index_.swap(bigger);
+  }
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+  std::vector<Stream> streams_;  // references do not outlive one add_send/add_recv call
+  std::vector<uint32_t> index_;
   OnPair on_pair_;
   uint64_t in_flight_ = 0;
 };

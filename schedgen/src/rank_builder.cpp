@@ -114,7 +114,12 @@ uint32_t RankBuilder::new_record(uint64_t comm, int32_t src_pattern, int32_t tag
     records_.emplace_back();
   }
   RecvRecord& r = records_[idx];
-  r = RecvRecord{};
+  r.resolved = false;
+  r.state = RecvRecord::State::Posted;
+  r.vertex = kNone;
+  r.refs = 0;
+  r.req_waiters.clear();
+  r.ireq_waiters.clear();
   r.in_use = true;
   r.post_seq = post_seq_++;
   r.op_seq = op_seq_++;
@@ -234,8 +239,6 @@ void RankBuilder::maybe_free(uint32_t rec) {
   RecvRecord& r = records_[rec];
   if (!r.in_use || r.refs > 0 || r.state == RecvRecord::State::Posted) return;
   r.in_use = false;
-  r.req_waiters = {};
-  r.ireq_waiters = {};
   free_records_.push_back(rec);
 }
 
@@ -253,14 +256,15 @@ void RankBuilder::start_nonblocking(uint64_t id, Request q, uint64_t calc) {
   }
   if (!all_created && calc != kNone) pending_req_.push_back(calc);
   q.active = true;
-  auto [it, inserted] = requests_.try_emplace(id, std::move(q));
+  bool inserted;
+  Request& slot = requests_.get_or_insert(id, inserted);
   if (!inserted) {
     // The tracer reuses an id only after the previous request finished; an id still active here
     // was never completed in the trace.
-    if (it->second.active) ++ctx_.stats.never_completed;
-    for (Ref r : it->second.ops) unhold(r);
-    it->second = std::move(q);
+    if (slot.active) ++ctx_.stats.never_completed;
+    for (Ref r : slot.ops) unhold(r);
   }
+  slot = std::move(q);
 }
 
 void RankBuilder::complete(const Event& e, uint64_t call_index) {
@@ -268,9 +272,9 @@ void RankBuilder::complete(const Event& e, uint64_t call_index) {
   uint64_t c = flush_calc();
   pending_req_.push_back(c);
   for (const trace::Completion& comp : e.completions) {
-    auto it = requests_.find(comp.request);
-    if (it == requests_.end()) continue;  // a request we never saw started (e.g. tracing was paused)
-    Request& q = it->second;
+    Request* found = requests_.find(comp.request);
+    if (!found) continue;  // a request we never saw started (e.g. tracing was paused)
+    Request& q = *found;
     if (q.record >= 0) {
       uint32_t rec = static_cast<uint32_t>(q.record);
       RecvRecord& r = records_[rec];
@@ -296,7 +300,7 @@ void RankBuilder::complete(const Event& e, uint64_t call_index) {
     q.ops.clear();
     q.record = -1;
     q.active = false;
-    if (!q.persistent) requests_.erase(it);
+    if (!q.persistent) requests_.erase(comp.request);
   }
   release_ready();
 }
@@ -306,9 +310,9 @@ void RankBuilder::free_requests(const Event& e) {
   std::vector<uint64_t> ids = e.requests;
   if (ids.empty() && e.request != 0) ids.push_back(e.request);
   for (uint64_t id : ids) {
-    auto it = requests_.find(id);
-    if (it == requests_.end()) continue;
-    Request& q = it->second;
+    Request* found = requests_.find(id);
+    if (!found) continue;
+    Request& q = *found;
     if (q.active) ++ctx_.stats.never_completed;
     if (q.record >= 0) {
       uint32_t rec = static_cast<uint32_t>(q.record);
@@ -321,7 +325,7 @@ void RankBuilder::free_requests(const Event& e) {
       }
     }
     for (Ref r : q.ops) unhold(r);
-    requests_.erase(it);
+    requests_.erase(id);
   }
   release_ready();
 }
@@ -412,9 +416,9 @@ void RankBuilder::handle_start(const Event& e, uint64_t call_index) {
   std::vector<uint64_t> ids = e.requests;
   if (ids.empty() && e.request != 0) ids.push_back(e.request);
   for (uint64_t id : ids) {
-    auto it = requests_.find(id);
-    if (it == requests_.end() || !it->second.persistent) continue;  // not created while tracing
-    Request& tmpl = it->second;
+    Request* found = requests_.find(id);
+    if (!found || !found->persistent) continue;  // not created while tracing
+    Request& tmpl = *found;
     if (tmpl.active) ++ctx_.stats.never_completed;
     for (Ref r : tmpl.ops) unhold(r);
     tmpl.ops.clear();
@@ -490,11 +494,11 @@ void RankBuilder::on_event(const Event& e, uint64_t call_index) {
       q.peer = e.peer;
       q.tag = e.tag;
       q.bytes = e.bytes;
-      auto [it, inserted] = requests_.try_emplace(e.request, q);
-      if (!inserted) {
-        for (Ref r : it->second.ops) unhold(r);
-        it->second = q;
-      }
+      bool inserted;
+      Request& slot = requests_.get_or_insert(e.request, inserted);
+      if (!inserted)
+        for (Ref r : slot.ops) unhold(r);
+      slot = std::move(q);
       break;
     }
     case Family::start: handle_start(e, call_index); break;
@@ -553,24 +557,25 @@ void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, co
   for (uint32_t k : exits) q.ops.push_back(op_vertices[k]);
   if (q.ops.empty()) q.ops.push_back(c);
   q.active = true;
-  requests_[e.request] = std::move(q);
+  bool inserted;
+  requests_.get_or_insert(e.request, inserted) = std::move(q);
 }
 
 void RankBuilder::end_of_stream() {
   // Nonblocking operations never completed in the trace still happened: receives with a known
   // source and tag are kept (nothing waits for them); wildcard ones cannot be placed.
-  for (auto& [id, q] : requests_) {
-    if (!q.active) continue;
+  requests_.for_each([&](uint64_t, Request& q) {
+    if (!q.active) return;
     ++ctx_.stats.never_completed;
-    if (q.record < 0) continue;
+    if (q.record < 0) return;
     uint32_t rec = static_cast<uint32_t>(q.record);
     const RecvRecord& r = records_[rec];
-    if (r.state != RecvRecord::State::Posted || r.resolved) continue;
+    if (r.state != RecvRecord::State::Posted || r.resolved) return;
     int32_t src, tag;
     uint64_t bytes;
     if (status_of(nullptr, r.src_pattern, r.tag_pattern, r.capacity, src, tag, bytes)) resolve(rec, src, tag, bytes);
     else lose_record(rec);
-  }
+  });
   // Anything still unresolved (cannot happen: every posted receive belongs to a request or was
   // resolved at once) would block the rest.
   for (uint32_t idx : std::vector<uint32_t>(posted_))

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "flat_id_map.hpp"
 #include "generation_context.hpp"
 #include "llamp/schedgen/collectives.hpp"
 #include "llamp/trace_event.hpp"
@@ -50,6 +51,40 @@ class RankBuilder {
     bool in_use = false;
   };
 
+  // The operations of one request: almost always one, a collective's exits may be more.
+  class OpList {
+   public:
+    void push_back(Ref r) {
+      if (n_ == 0) first_ = r;
+      else rest_.push_back(r);
+      ++n_;
+    }
+    bool empty() const { return n_ == 0; }
+    size_t size() const { return n_; }
+    Ref operator[](size_t i) const { return i == 0 ? first_ : rest_[i - 1]; }
+    void clear() {
+      n_ = 0;
+      rest_.clear();
+    }
+    struct Iter {
+      const OpList* list;
+      size_t i;
+      Ref operator*() const { return (*list)[i]; }
+      Iter& operator++() {
+        ++i;
+        return *this;
+      }
+      bool operator!=(const Iter& o) const { return i != o.i; }
+    };
+    Iter begin() const { return {this, 0}; }
+    Iter end() const { return {this, n_}; }
+
+   private:
+    Ref first_ = 0;
+    size_t n_ = 0;
+    std::vector<Ref> rest_;
+  };
+
   struct Request {
     bool persistent = false;
     bool active = false;
@@ -59,7 +94,7 @@ class RankBuilder {
     int32_t peer = 0, tag = 0;
     uint64_t bytes = 0;
     // active instance
-    std::vector<Ref> ops;
+    OpList ops;
     int64_t record = -1;  // receive record of an active receive
   };
 
@@ -98,7 +133,7 @@ class RankBuilder {
   uint64_t pending_calc_ns_ = 0;
   std::vector<Ref> pending_req_, pending_ireq_;  // what the next calc waits for (end / start)
 
-  std::unordered_map<uint64_t, Request> requests_;
+  FlatIdMap<Request> requests_;
   std::vector<RecvRecord> records_;
   std::vector<uint32_t> free_records_;
   std::vector<uint32_t> posted_;  // records not yet released for matching, in posting order

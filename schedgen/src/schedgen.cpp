@@ -37,6 +37,11 @@ struct Instance {
   uint32_t count = 0;
 };
 
+// A rank's events are taken in a burst while they start no later than kBurstNs after the next
+// rank's: ranks in lockstep would otherwise switch at every event. Matching does not depend on the
+// order; the window only bounds how far one rank runs ahead (and so the in-flight messages).
+constexpr uint64_t kBurstNs = 100'000;
+
 class Pass {
  public:
   Pass(trace::TraceDir& td, graph::GraphSink* target, const Options& opts, Stats& stats, const DropSet* drop)
@@ -46,6 +51,7 @@ class Pass {
     cur_.assign(n_, nullptr);
     call_index_.assign(n_, 0);
     stalled_.assign(n_, false);
+    if (opts.allow_truncated && !td.truncated_ranks().empty()) burst_ns_ = 0;
   }
 
   void run();
@@ -77,6 +83,8 @@ class Pass {
   std::priority_queue<HeapItem, std::vector<HeapItem>, std::greater<>> heap_;
   std::map<std::pair<uint64_t, uint64_t>, Instance> instances_;
   bool cut_ = false;
+  // With a truncation cut coming, ranks are read in exact start-time order so the cut is sharp.
+  uint64_t burst_ns_ = kBurstNs;
   RankSchedule schedule_;
 };
 
@@ -99,7 +107,7 @@ void Pass::run() {
     heap_.pop();
     for (;;) {
       const Event* e = cur_[r];
-      if (!heap_.empty() && e->t_start_ns > heap_.top().t) {
+      if (!heap_.empty() && e->t_start_ns > heap_.top().t + burst_ns_) {
         heap_.push({e->t_start_ns, r});
         break;
       }

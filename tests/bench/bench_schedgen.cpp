@@ -139,6 +139,20 @@ void BM_SchedgenToBinaryGraph(benchmark::State& state) {
   report(state, st);
 }
 
+// The trace reader alone (decompression + decoding), the floor under schedgen's time.
+void BM_ReadTraceOnly(benchmark::State& state) {
+  std::string dir = bench_trace();
+  llamp::schedgen::Stats st;
+  for (auto _ : state) {
+    auto td = llamp::trace::TraceDir::open(dir);
+    st.events = 0;
+    for (auto& r : td.ranks)
+      while (r.next()) ++st.events;
+  }
+  report(state, st);
+}
+
+BENCHMARK(BM_ReadTraceOnly)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_SchedgenCountOnly)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_SchedgenToBinaryGraph)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 
