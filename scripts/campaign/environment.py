@@ -18,6 +18,14 @@ def injector_environment(prefix):
     if not os.path.isfile(script):
         raise SystemExit(f"llamp-campaign: {script} not found; build the injector stack with "
                          f"scripts/build-patched-mpich.sh and pass its prefix")
+    # Debian-built programs (the apps, llamp-loggp, the tracer and timer libraries) load the soname
+    # libmpich.so.12; LD_LIBRARY_PATH only swaps in the patched MPICH if the prefix offers that
+    # name. Without it every run would silently use the unpatched library and inject nothing.
+    soname = os.path.join(prefix, "lib", "libmpich.so.12")
+    if not os.path.exists(soname):
+        raise SystemExit(f"llamp-campaign: {soname} is missing: programs built against Debian's MPICH would "
+                         f"not load the patched library, so LLAMP_DELTA_L would have no effect. Add it "
+                         f"(a link to libmpi.so.12 of the same prefix) or rebuild with scripts/build-patched-mpich.sh")
     out = subprocess.run(["bash", "-c", 'source "$1" && env -0', "bash", script],
                          check=True, capture_output=True).stdout
     after = dict(item.split("=", 1) for item in out.decode().split("\0") if "=" in item)
