@@ -60,6 +60,9 @@ def run_parser():
     p.add_argument("--schedgen-arg", action="append", default=[], help="extra llamp schedgen argument")
     p.add_argument("--analyze-arg", action="append", default=[], help="extra llamp analyze argument")
     p.add_argument("--loggp-arg", action="append", default=[], help="extra llamp-loggp argument")
+    p.add_argument("--o-size", default="",
+                   help="message size o and L are measured at (llamp-loggp --o-size, default 1B); 'auto': the "
+                        "application's mean message size from the graph, as in paper 000 (at most 4 KiB)")
     p.add_argument("--tolerance", default="1,2,5", help="tolerance levels in percent (default 1,2,5)")
     p.add_argument("--no-prediction", action="store_true",
                    help="measure runtimes only: no trace, schedgen or analyze")
@@ -84,6 +87,8 @@ def new_campaign(argv):
         tolerances = [float(t) for t in args.tolerance.split(",") if t.strip()]
     except (units.UnitError, ValueError) as e:
         raise SystemExit(f"llamp-campaign: {e}")
+    if args.o_size == "auto" and args.no_prediction:
+        raise SystemExit("llamp-campaign: --o-size auto reads the application's graph; it needs the prediction steps")
     if max(deltas) > 0 and not args.injector_prefix:
         raise SystemExit("llamp-campaign: ΔL > 0 needs the latency injector: pass --injector-prefix (the prefix "
                          "scripts/build-patched-mpich.sh prints) or use --delta-l 0")
@@ -107,6 +112,7 @@ def new_campaign(argv):
         timeout_s=args.timeout, mpiexec=[config.resolve_program(args.mpiexec)], mpi_env=mpi_env,
         injector_prefix=os.path.abspath(args.injector_prefix) if args.injector_prefix else "",
         tools=tools, schedgen_args=schedgen_args, analyze_args=args.analyze_arg, loggp_args=args.loggp_arg,
+        o_size=args.o_size,
         tolerances_pct=tolerances, given_params=os.path.abspath(args.params) if args.params else "",
         given_trace=os.path.abspath(args.trace) if args.trace else "", no_prediction=args.no_prediction,
         schedule=schedule.make_schedule(deltas, args.reps, args.seed))

@@ -35,6 +35,7 @@ class Campaign:
     schedgen_args: list = field(default_factory=list)
     analyze_args: list = field(default_factory=list)
     loggp_args: list = field(default_factory=list)
+    o_size: str = ""                  # llamp-loggp --o-size: "", a size, or "auto" (from app.goal)
     tolerances_pct: list = field(default_factory=lambda: [1.0, 2.0, 5.0])
     given_params: str = ""            # use this parameter file instead of measuring
     given_trace: str = ""             # use this trace directory instead of tracing

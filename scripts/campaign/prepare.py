@@ -6,6 +6,7 @@ exists, so a resumed campaign does not redo them. Commands and output go to <out
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 
@@ -51,8 +52,14 @@ def measure_parameters(campaign, log=print):
         return target
     _require(campaign.tools.loggp, "llamp-loggp")
     env = environment.base_environment(campaign)
-    cmd = list(campaign.mpiexec) + ["-n", "2", campaign.tools.loggp, "-o", target + ".tmp"] + list(
-        campaign.loggp_args)
+    cmd = list(campaign.mpiexec) + ["-n", "2", campaign.tools.loggp, "-o", target + ".tmp"]
+    if campaign.o_size == "auto":
+        size = reference_size_from_graph(campaign.path("app.goal"))
+        log(f"parameters: o and L taken at {size} B (mean message size of the application, power of two)")
+        cmd += ["--o-size", f"{size}B"]
+    elif campaign.o_size:
+        cmd += ["--o-size", campaign.o_size]
+    cmd += list(campaign.loggp_args)
     _run_step(campaign, "loggp", cmd, env)
     os.replace(target + ".tmp", target)
     with open(target) as f:
@@ -60,6 +67,28 @@ def measure_parameters(campaign, log=print):
     log(f"parameters: L = {p['L_ns']:.1f} ns, o = {p['o_ns']:.1f} ns, G = {p['G_ns_per_byte']:.4f} ns/B, "
         f"S = {p['S_bytes']} B")
     return target
+
+
+_SEND = re.compile(r"\bsend (\d+)b\b")
+AUTO_O_SIZE_CAP = 4096  # stays below the eager limits seen with MPICH/UCX (8 KiB and up)
+
+
+def reference_size_from_graph(goal_path):
+    """Paper 000 (Sec. III-B) takes o at the application's average message size: the largest power
+    of two not above the mean size of the graph's sends, capped at 4 KiB so it stays eager."""
+    total = count = 0
+    with open(goal_path) as f:
+        for line in f:
+            m = _SEND.search(line)
+            if m:
+                total += int(m.group(1))
+                count += 1
+    if count == 0:
+        return 1
+    size = 1
+    while size * 2 <= min(total / count, AUTO_O_SIZE_CAP):
+        size *= 2
+    return size
 
 
 def trace_application(campaign, log=print):
@@ -148,7 +177,8 @@ def analyze(campaign, log=print):
 
 
 def prepare(campaign, log=print):
-    measure_parameters(campaign, log)
+    # The graph comes first so `--o-size auto` can read the application's message sizes.
     trace_application(campaign, log)
     build_graph(campaign, log)
+    measure_parameters(campaign, log)
     analyze(campaign, log)

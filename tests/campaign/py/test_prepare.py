@@ -1,0 +1,36 @@
+"""Preparation helpers without MPI: the reference message size `--o-size auto` derives from a GOAL
+graph (mean send size, rounded down to a power of two, at most 4 KiB), and the analyzer range."""
+import os
+import unittest
+
+from campaign_testlib import temp_dir
+
+from campaign import config, prepare
+
+
+class PrepareTest(unittest.TestCase):
+    def goal(self, text):
+        path = os.path.join(temp_dir(self), "app.goal")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_mean_send_size_rounded_down(self):
+        g = self.goal("num_ranks 2\nrank 0 {\nl0: send 8b to 1 tag 0\nl1: send 1024b to 1\n"
+                      "l2: send 1024b to 1 tag 3 cpu 0\nl3: recv 65536b from 1\n}\n"
+                      "rank 1 {\nl0: recv 8b from 0\nl1: calc 100\n}\n")
+        self.assertEqual(prepare.reference_size_from_graph(g), 512)  # mean 685.3 B; receives ignored
+
+    def test_capped_and_empty(self):
+        self.assertEqual(prepare.reference_size_from_graph(self.goal("rank 0 {\nl0: send 1048576b to 1\n}\n")), 4096)
+        self.assertEqual(prepare.reference_size_from_graph(self.goal("rank 0 {\nl0: calc 5\n}\n")), 1)
+
+    def test_analysis_range_never_empty(self):
+        c = config.Campaign(out_dir="/nonexistent", app=["a"], ranks=2, deltas_ns=[0.0])
+        self.assertEqual(prepare.analysis_range_ns(c, {"L_ns": 0.0}), (0, 1000))
+        c.deltas_ns = [0.0, 100000.0]
+        self.assertEqual(prepare.analysis_range_ns(c, {"L_ns": 12.5}), (0, 100013))
+
+
+if __name__ == "__main__":
+    unittest.main()
