@@ -3,7 +3,8 @@ import argparse
 import os
 import sys
 
-from . import config, prepare, report, runs, schedule, slurm, units
+from . import config, prediction, prepare, report, runs, schedule, slurm, units
+from .runtime_records import RecordError
 
 USAGE = """llamp-campaign [options] -- APP [APP ARGS...]     run a campaign
        llamp-campaign resume DIR [--mode local|slurm]  finish the runs without a success
@@ -140,6 +141,13 @@ def run_local(c):
 
 
 def main(argv):
+    try:
+        return _main(argv)
+    except (prediction.PredictionError, RecordError) as e:
+        raise SystemExit(f"llamp-campaign: {e}")
+
+
+def _main(argv):
     if argv and argv[0] in ("-h", "--help"):
         run_parser().print_help()
         return 0
