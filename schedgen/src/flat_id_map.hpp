@@ -1,8 +1,10 @@
 #pragma once
 // A small open-addressing hash map from 64-bit ids to values, for the per-rank request table: a
 // few dozen live entries inserted and erased millions of times. std::unordered_map allocates a
-// node per insert; this keeps everything in one array (linear probing, tombstones, rehash when
-// live + dead entries pass half the capacity).
+// node per insert. Here ids (which the tracer hands out in increasing order) index the table
+// almost directly, so consecutive requests land in consecutive slots; linear probing with
+// backward-shift deletion keeps chains short without tombstones; keys sit in their own array so
+// probing touches one cache line.
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -13,82 +15,82 @@ namespace llamp::schedgen {
 template <class V>
 class FlatIdMap {
  public:
-  FlatIdMap() { slots_.resize(64); }
+  FlatIdMap() : keys_(64, kFree), values_(64) {}
 
   V* find(uint64_t id) {
-    size_t mask = slots_.size() - 1;
-    for (size_t i = hash(id) & mask;; i = (i + 1) & mask) {
-      Slot& s = slots_[i];
-      if (s.state == State::Empty) return nullptr;
-      if (s.state == State::Live && s.id == id) return &s.value;
-    }
+    size_t i = slot_of(id);
+    return i == kNotFound ? nullptr : &values_[i];
   }
   // Inserts a default value if absent; `inserted` says which.
   V& get_or_insert(uint64_t id, bool& inserted) {
-    if (V* v = find(id)) {
-      inserted = false;
-      return *v;
+    size_t mask = keys_.size() - 1;
+    size_t i = home(id) & mask;
+    for (; keys_[i] != kFree; i = (i + 1) & mask)
+      if (keys_[i] == id) {
+        inserted = false;
+        return values_[i];
+      }
+    if ((live_ + 1) * 2 > keys_.size()) {
+      grow();
+      return get_or_insert(id, inserted);
     }
-    if ((live_ + dead_ + 1) * 2 > slots_.size()) rehash(live_ * 4 > slots_.size() ? slots_.size() * 2 : slots_.size());
-    size_t mask = slots_.size() - 1;
-    size_t i = hash(id) & mask;
-    while (slots_[i].state == State::Live) i = (i + 1) & mask;
-    if (slots_[i].state == State::Dead) --dead_;
-    slots_[i].state = State::Live;
-    slots_[i].id = id;
-    slots_[i].value = V{};
+    keys_[i] = id;
+    values_[i] = V{};
     ++live_;
     inserted = true;
-    return slots_[i].value;
+    return values_[i];
   }
   void erase(uint64_t id) {
-    size_t mask = slots_.size() - 1;
-    for (size_t i = hash(id) & mask;; i = (i + 1) & mask) {
-      Slot& s = slots_[i];
-      if (s.state == State::Empty) return;
-      if (s.state == State::Live && s.id == id) {
-        s.state = State::Dead;
-        s.value = V{};
-        --live_;
-        ++dead_;
-        return;
+    size_t i = slot_of(id);
+    if (i == kNotFound) return;
+    // Backward shift: move later entries of the probe chain into the hole.
+    size_t mask = keys_.size() - 1;
+    for (size_t j = (i + 1) & mask; keys_[j] != kFree; j = (j + 1) & mask) {
+      size_t h = home(keys_[j]) & mask;
+      bool movable = (i <= j) ? (h <= i || h > j) : (h <= i && h > j);
+      if (movable) {
+        keys_[i] = keys_[j];
+        values_[i] = std::move(values_[j]);
+        i = j;
       }
     }
+    keys_[i] = kFree;
+    values_[i] = V{};
+    --live_;
   }
   template <class F>
   void for_each(F&& f) {
-    for (Slot& s : slots_)
-      if (s.state == State::Live) f(s.id, s.value);
+    for (size_t i = 0; i < keys_.size(); ++i)
+      if (keys_[i] != kFree) f(keys_[i], values_[i]);
   }
 
  private:
-  enum class State : uint8_t { Empty, Live, Dead };
-  struct Slot {
-    uint64_t id = 0;
-    State state = State::Empty;
-    V value{};
-  };
-  static size_t hash(uint64_t id) { return static_cast<size_t>((id * 0x9E3779B97F4A7C15ull) >> 17); }
-  // Rebuilds the table (dropping tombstones), reusing the spare array when the size stays.
-  void rehash(size_t capacity) {
-    spare_.resize(capacity);
-    for (Slot& s : spare_) s.state = State::Empty;
-    spare_.swap(slots_);
-    std::vector<Slot>& old = spare_;
-    live_ = dead_ = 0;
-    size_t mask = slots_.size() - 1;
-    for (Slot& s : old) {
-      if (s.state != State::Live) continue;
-      size_t i = hash(s.id) & mask;
-      while (slots_[i].state != State::Empty) i = (i + 1) & mask;
-      slots_[i].state = State::Live;
-      slots_[i].id = s.id;
-      slots_[i].value = std::move(s.value);
-      ++live_;
-    }
+  static constexpr uint64_t kFree = UINT64_MAX;  // never a request id (ids count up from 1)
+  static constexpr size_t kNotFound = SIZE_MAX;
+  static size_t home(uint64_t id) { return static_cast<size_t>(id ^ (id >> 29)); }
+  size_t slot_of(uint64_t id) const {
+    size_t mask = keys_.size() - 1;
+    for (size_t i = home(id) & mask; keys_[i] != kFree; i = (i + 1) & mask)
+      if (keys_[i] == id) return i;
+    return kNotFound;
   }
-  std::vector<Slot> slots_, spare_;
-  size_t live_ = 0, dead_ = 0;
+  void grow() {
+    std::vector<uint64_t> keys(keys_.size() * 2, kFree);
+    std::vector<V> values(keys.size());
+    size_t mask = keys.size() - 1;
+    for (size_t s = 0; s < keys_.size(); ++s) {
+      if (keys_[s] == kFree) continue;
+      size_t i = home(keys_[s]) & mask;
+      while (keys[i] != kFree) i = (i + 1) & mask;
+      keys[i] = keys_[s];
+      values[i] = std::move(values_[s]);
+    }
+    keys_.swap(keys);
+    values_.swap(values);
+  }
+  std::vector<uint64_t> keys_;
+  std::vector<V> values_;
+  size_t live_ = 0;
 };
 
 }  // namespace llamp::schedgen
