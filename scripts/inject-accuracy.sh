@@ -40,6 +40,7 @@ reps_for() {  # fewer repetitions where each one takes long
 
 # samples: lines "<delta> <bytes> <median_us> <p99_us>"
 samples=$work/samples
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((r = 0; r < rounds; ++r)); do
   for bytes in $sizes; do
     for d in $(printf '%s\n' 0 $deltas | shuf); do
@@ -50,12 +51,17 @@ for ((r = 0; r < rounds; ++r)); do
       med=$(sed -n 's/^oneway_median_us=//p' <<<"$out")
       p99=$(sed -n 's/^oneway_p99_us=//p' <<<"$out")
       [[ -n $med && -n $p99 ]] || { echo "$out" >&2; exit 1; }
-      echo "round=$r bytes=$bytes delta_us=$d oneway_median_us=$med oneway_p99_us=$p99" >&2
+      echo "round=$r bytes=$bytes delta_us=$d oneway_median_us=$med oneway_p99_us=$p99 load=$(cut -d' ' -f1 /proc/loadavg)" >&2
       grep '^llamp-inject:' <<<"$out" >&2 || true
       echo "$d $bytes $med $p99" >>"$samples"
     done
   done
 done
+
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "Measured $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores, $rounds shuffled rounds, 2 ranks;" \
+     "load average before: $load_before, after: $load_after."
+echo
 
 # Medians over rounds; added = injected - reference (delta 0) of the same size.
 awk -v sizes="$sizes" -v deltas="$deltas" '
@@ -66,20 +72,22 @@ awk -v sizes="$sizes" -v deltas="$deltas" '
   }
   { k = $1 " " $2; n[k]++; med[k, n[k]] = $3; p99[k, n[k]] = $4 }
   END {
-    print "| target ΔL | message size | protocol | added one-way median | added one-way p99 | error of median | allowed |"
-    print "|---|---|---|---|---|---|---|"
+    print "| target ΔL | message size | protocol | added one-way median | added one-way p99 | error of median | allowed | within |"
+    print "|---|---|---|---|---|---|---|---|"
     ns = split(sizes, S, " "); nd = split(deltas, D, " ")
     for (s = 1; s <= ns; ++s) {
       kb = "0 " S[s]
       for (i = 1; i <= n[kb]; ++i) a[i] = med[kb, i]
       base = median(a, n[kb])
+      printf "| reference (ΔL = 0) | %d B | | one-way median %.2f us | | | | |\n", S[s], base
       for (d = 1; d <= nd; ++d) {
         k = D[d] " " S[s]
         for (i = 1; i <= n[k]; ++i) { a[i] = med[k, i]; b[i] = p99[k, i] }
         m = median(a, n[k]) - base; p = median(b, n[k]) - base
         allowed = (D[d] * 0.01 > 0.5) ? D[d] * 0.01 : 0.5
         proto = (S[s] > 65536) ? "rendezvous" : "eager"
-        printf "| %d us | %d B | %s | %.2f us | %.2f us | %+.2f us | %.2f us |\n", D[d], S[s], proto, m, p, m - D[d], allowed
+        verdict = ((m - D[d]) <= allowed && (D[d] - m) <= allowed) ? "yes" : "NO"
+        printf "| %d us | %d B | %s | %.2f us | %.2f us | %+.2f us | %.2f us | %s |\n", D[d], S[s], proto, m, p, m - D[d], allowed, verdict
       }
     }
   }' "$samples"

@@ -8,8 +8,11 @@
 #include "llamp_inject.h"
 
 /* While the application itself polls UCX (it is inside MPI), the thread
- * leaves arrivals to it and only checks this often whether it stopped. */
-#define LLAMP_DEFAULT_WATCH_PERIOD_NS 50000
+ * leaves arrivals to it and wakes when it has not polled for this long: the
+ * bound on how late an arrival just after the application left MPI is
+ * stamped.  Shorter costs the polling application a timer syscall more
+ * often (every half period); see docs/injector.md. */
+#define LLAMP_DEFAULT_WATCH_PERIOD_NS 200000
 
 static llamp_inject_config settings = {0, 0, LLAMP_DEFAULT_WATCH_PERIOD_NS};
 

@@ -31,6 +31,8 @@
 
 /* The thread sleeps until this close to a deadline, then spins. */
 #define LLAMP_SPIN_NS 3000
+/* No watch-timer syscall this close before a release. */
+#define LLAMP_PUSH_GUARD_NS 20000
 /* Progress passes per wakeup before giving up on arming the worker. */
 #define LLAMP_MAX_ARM_TRIES 64
 #define LLAMP_AM_ID_SLOTS 32
@@ -119,6 +121,27 @@ static void set_timer_fd(int fd, uint64_t deadline_ns)
     timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
+/*
+ * Keeps the thread asleep while the application polls: pushes its watch
+ * timer one period ahead, at most every half period, and never when a
+ * release is due within LLAMP_PUSH_GUARD_NS (the syscall, several us on a VM
+ * whose timer writes trap to the hypervisor, would delay that release).  A
+ * thread woken every period instead is a preemption point at which a busy
+ * machine hands our core to another process for a whole time slice.
+ */
+static void push_watch_timer(uint64_t now)
+{
+    if (inj.watch_fd < 0 || now + (uint64_t) inj.watch_ns / 2 < inj.watch_deadline_ns) {
+        return;
+    }
+    const llamp_delayed_msg *top = llamp_delay_queue_top(&inj.queue);
+    if (top != NULL && top->release_ns < now + LLAMP_PUSH_GUARD_NS) {
+        return;
+    }
+    inj.watch_deadline_ns = now + (uint64_t) inj.watch_ns;
+    set_timer_fd(inj.watch_fd, inj.watch_deadline_ns);
+}
+
 /* End of every ucp_worker_progress: hand back what is due. */
 static unsigned release_due(void *arg)
 {
@@ -128,15 +151,6 @@ static unsigned release_due(void *arg)
 
     if (!in_injector_thread) {
         atomic_store_explicit(&inj.last_app_poll_ns, now, memory_order_relaxed);
-        /* Keep the thread asleep while we poll: push its watch timer one
-         * period ahead, at most every half period (one syscall per 25 us at
-         * the default).  A thread woken periodically instead would be a
-         * preemption point every period at which a busy machine hands our
-         * core to another process for a whole time slice. */
-        if (inj.watch_fd >= 0 && now + (uint64_t) inj.watch_ns / 2 >= inj.watch_deadline_ns) {
-            inj.watch_deadline_ns = now + (uint64_t) inj.watch_ns;
-            set_timer_fd(inj.watch_fd, inj.watch_deadline_ns);
-        }
     }
     if (inj.worker == NULL) {
         return 0;
@@ -155,6 +169,9 @@ static unsigned release_due(void *arg)
         }
         ++released;
         now = now_ns();
+    }
+    if (!in_injector_thread && released == 0) {
+        push_watch_timer(now);
     }
     return released;
 }
