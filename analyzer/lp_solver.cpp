@@ -2,6 +2,7 @@
 #include "llamp/analyzer/lp_solver.hpp"
 
 #include <ClpSimplex.hpp>
+#include <ClpSolve.hpp>
 #include <CoinPackedMatrix.hpp>
 #include <fmt/format.h>
 
@@ -74,13 +75,53 @@ std::unique_ptr<ClpSimplex> make_clp_model(const LpProblem& lp) {
   return model;
 }
 
-LpSolver::LpSolver(const LpProblem& lp) : lp_(lp), clp_(make_clp_model(lp)) {}
+LpSolver::LpSolver(const LpProblem& lp, LpStart start) : lp_(lp), clp_(make_clp_model(lp)), start_(start) {}
+
+void LpSolver::crash_basis(double L) {
+  ClpSimplex& m = *clp_;
+  std::vector<double> x(lp_.col_lower);
+  x[lp_.col_l] = L;
+  std::vector<int> binding(lp_.num_cols(), -1);
+  // Rows are grouped by the column they bound (its coefficient +1 comes first) and read only
+  // columns created before it; t's rows come last.
+  for (int r = 0; r < lp_.num_rows(); ++r) {
+    const int64_t b = lp_.row_start[r], e = lp_.row_start[r + 1];
+    const int owner = lp_.row_index[b];
+    double need = lp_.row_lower[r];
+    for (int64_t k = b + 1; k < e; ++k) need -= lp_.row_value[k] * x[lp_.row_index[k]];
+    if (binding[owner] < 0 || need > x[owner]) {
+      x[owner] = need;
+      binding[owner] = r;
+    }
+  }
+  for (int r = 0; r < lp_.num_rows(); ++r) m.setRowStatus(r, ClpSimplex::basic);
+  for (int c = 0; c < lp_.num_cols(); ++c) {
+    if (binding[c] >= 0) {
+      m.setColumnStatus(c, ClpSimplex::basic);
+      m.setRowStatus(binding[c], ClpSimplex::atLowerBound);
+    } else {
+      m.setColumnStatus(c, ClpSimplex::atLowerBound);
+    }
+  }
+  std::copy(x.begin(), x.end(), m.primalColumnSolution());
+}
 LpSolver::~LpSolver() = default;
 
 LpPoint LpSolver::solve_at(double L) {
   ClpSimplex& m = *clp_;
   m.setColumnLower(lp_.col_l, L);
-  m.dual();
+  // Re-crashing at every L costs one forward pass and one factorization; a warm dual simplex
+  // from the previous L took ~1500 iterations (54 s) on a 1 M-vertex graph for a 500 ns change.
+  if (start_ == LpStart::CrashBasis) crash_basis(L);
+  if (!solved_once_ && start_ == LpStart::Presolve) {
+    ClpSolve options;
+    options.setSolveType(ClpSolve::useDual);
+    options.setPresolveType(ClpSolve::presolveOn);
+    m.initialSolve(options);
+  } else {
+    m.dual();
+  }
+  solved_once_ = true;
   if (m.status() != 0)
     throw Error(fmt::format("{}: Clp did not solve the LP at L = {} ns: {}", lp_.source, L,
                             status_text(m.status())));

@@ -42,11 +42,11 @@ llamp::LogGP params(double L, double o, double G, uint64_t S, double O = 0) {
 // Compares both routes at several L (λ_L), at the base L for λ_G, the critical latencies on
 // [L_min, L_max] and the tolerance for a 10 % and a 50 % runtime budget.
 void expect_agreement(const llamp::graph::Graph& g, const llamp::LogGP& p, double L_min, double L_max,
-                      const std::string& name) {
+                      const std::string& name, lp::LpStart start = lp::LpStart::CrashBasis) {
   SCOPED_TRACE(name);
   Engine native(g, llamp::analyzer::homogeneous_model(p));
   const lp::LpProblem problem = lp::build_lp(g, p);
-  lp::LpSolver solver(problem);
+  lp::LpSolver solver(problem, start);
   // Sample latencies away from integers: costs are whole ns, so breakpoints of T rarely fall there.
   for (double L : {L_min, L_min + 0.3183 * (L_max - L_min), L_min + 0.7071 * (L_max - L_min), L_max}) {
     const auto n = native.at_L(L);
@@ -152,6 +152,39 @@ TEST_P(LpRandomAgreement, NativeAndClpAgree) {
   expect_agreement(g, params(L, o, G, std::numeric_limits<uint64_t>::max()), 0.5, 20000.5,
                    "eager, seed " + std::to_string(seed));
   expect_agreement(g, params(L, o, G, 4096, 0.01), 0.5, 20000.5, "rendezvous, seed " + std::to_string(seed));
+  // Clp on its own (no crash basis): presolve + dual simplex, and plain dual simplex.
+  if (seed % 5 == 0) {
+    expect_agreement(g, params(L, o, G, 4096, 0.01), 0.5, 20000.5, "presolve, seed " + std::to_string(seed),
+                     lp::LpStart::Presolve);
+    expect_agreement(g, params(L, o, G, 4096, 0.01), 0.5, 20000.5, "dual simplex, seed " + std::to_string(seed),
+                     lp::LpStart::DualSimplex);
+  }
+}
+
+TEST(LpAgreement, TwoLevelNetworkModel) {
+  // Heterogeneous LogGP (Appendix I): intra-node messages get their own L and G, l is ΔL.
+  llamp::lp_test::RandomGraphSpec spec;
+  spec.ranks = 4;
+  spec.steps = 250;
+  const auto g = llamp::lp_test::random_graph(spec, 77);
+  const llamp::LogGP p = params(2000.25, 150, 0.3, 4096, 0.02);
+  const auto model = llamp::analyzer::two_level_model(p, {0, 0, 1, 1}, 400.5, 0.05, p.L_ns, p.G_ns_per_byte);
+  Engine native(g, model);
+  const lp::LpProblem problem = lp::build_lp(g, model, lp::LpBounds{0, 0});
+  lp::LpSolver solver(problem);
+  for (double dL : {0.0, 333.3, 5000.7}) {
+    const auto n = native.evaluate(dL, 0, Sweep::L);
+    const lp::LpPoint x = solver.solve_at(dL);
+    expect_close(n.T, x.T, "T at ΔL = " + std::to_string(dL));
+    EXPECT_NEAR(x.lambda_L, n.slope, 1e-6);
+  }
+  const auto curve = llamp::analyzer::exact_curve(native, Sweep::L, 0, 20000);
+  const auto walk = solver.critical_latencies(0, 20000, 0);
+  std::vector<double> lp_critical;
+  for (const auto& c : walk.critical)
+    if (c.L > 0 && c.L < 20000) lp_critical.push_back(c.L);
+  ASSERT_EQ(lp_critical.size(), curve.breakpoints.size());
+  for (size_t i = 0; i < lp_critical.size(); ++i) expect_close(curve.breakpoints[i], lp_critical[i], "critical");
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, LpRandomAgreement, ::testing::Range<uint64_t>(1, 21));
