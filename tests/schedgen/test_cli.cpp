@@ -1,0 +1,64 @@
+// `llamp schedgen` as a user runs it: exit status, output only on success, error text on stderr.
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "llamp/graph_io.hpp"
+#include "trace_fixture.hpp"
+
+namespace llamp::schedgen::test {
+namespace {
+
+struct CliRun {
+  int status;
+  std::string output;
+};
+
+CliRun llamp(const std::string& args, const std::string& dir) {
+  std::string log = dir + "/cli.log";
+  int s = std::system((std::string(LLAMP_BIN) + " " + args + " > " + log + " 2>&1").c_str());
+  std::ifstream in(log);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return {WIFEXITED(s) ? WEXITSTATUS(s) : -1, ss.str()};
+}
+
+TEST(SchedgenCli, WritesGoalAndBinaryWithAlgorithmChoice) {
+  TraceSpec t(4);
+  for (uint32_t r = 0; r < 4; ++r) t[r].compute(10).coll(Call::Allreduce, 1 << 20);
+  t[0].send(1, 0, 8);
+  t[1].recv(0, 0, 8, 0, 0);
+  std::string dir = t.write("cli_ok");
+  CliRun a = llamp("schedgen " + dir + " -o " + dir + "/g.goal --algo allreduce=ring", dir);
+  ASSERT_EQ(a.status, 0) << a.output;
+  EXPECT_NE(a.output.find("1 point-to-point, 24 inside 1 collective"), std::string::npos) << a.output;
+  EXPECT_EQ(graph::read_goal(dir + "/g.goal").num_messages(), 25u);  // ring: 2p(p-1) = 24
+  CliRun b = llamp("schedgen " + dir + " -o " + dir + "/g.lgr", dir);
+  ASSERT_EQ(b.status, 0) << b.output;
+  EXPECT_EQ(graph::load_binary(dir + "/g.lgr").num_messages(), 1u + 16u);  // Rabenseifner p=4: 2·4·2
+}
+
+TEST(SchedgenCli, FailsWithoutLeavingAGraph) {
+  TraceSpec t(2);
+  t[0].send(1, 0, 8);
+  std::string dir = t.write("cli_bad");
+  CliRun a = llamp("schedgen " + dir + " -o " + dir + "/g.goal", dir);
+  EXPECT_NE(a.status, 0);
+  EXPECT_NE(a.output.find("rank 0 call 1: send to rank 1"), std::string::npos) << a.output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/g.goal"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/g.goal.partial"));
+  CliRun b = llamp("schedgen " + dir + " -o " + dir + "/g.goal --allow-unmatched", dir);
+  EXPECT_EQ(b.status, 0) << b.output;
+  EXPECT_NE(b.output.find("dropped 1 send(s) and 0 receive(s)"), std::string::npos) << b.output;
+  CliRun c = llamp("schedgen " + dir + " -o " + dir + "/g.txt", dir);
+  EXPECT_NE(c.status, 0);
+  EXPECT_NE(c.output.find(".goal"), std::string::npos) << c.output;
+  CliRun d = llamp("schedgen " + dir + " -o " + dir + "/g.goal --algo bcast=ring", dir);
+  EXPECT_NE(d.status, 0);
+  EXPECT_NE(d.output.find("pipelined_ring"), std::string::npos) << d.output;  // lists the valid names
+}
+
+}  // namespace
+}  // namespace llamp::schedgen::test
