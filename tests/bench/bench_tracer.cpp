@@ -111,14 +111,14 @@ void BM_EncodeIsendEvent(benchmark::State& state) {
   e.bytes = 1024;
   std::vector<uint8_t> buf(64 << 10);
   uint8_t* p = buf.data();
-  llamp::trace::BlockState state;
+  llamp::trace::BlockState block;
   uint64_t t = 1000;
   for (auto _ : state) {
     if (static_cast<size_t>(p - buf.data()) + llamp::trace::max_encoded_size(e) > buf.size()) p = buf.data();
     e.t_start_ns = t += 700;
     e.t_end_ns = t += 150;
     ++e.request;
-    p = llamp::trace::encode_event(p, e, state);
+    p = llamp::trace::encode_event(p, e, block);
     benchmark::DoNotOptimize(p);
   }
   state.counters["ns_per_event"] = benchmark::Counter(static_cast<double>(state.iterations()),
