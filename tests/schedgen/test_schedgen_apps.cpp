@@ -21,6 +21,7 @@ struct AppCase {
   std::string app, args;
   int np;
 };
+void PrintTo(const AppCase& c, std::ostream* os) { *os << c.app << " -n " << c.np << " " << c.args; }
 
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
