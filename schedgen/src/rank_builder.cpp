@@ -46,7 +46,9 @@ uint64_t RankBuilder::flush_calc() {
       if (rec.pre_calc != kNone) scratch_.push_back(rec.pre_calc);
     } else rec.req_waiters.push_back(v);
   }
-  std::sort(scratch_.begin(), scratch_.end());
+  // A handful of entries: insertion sort, then drop duplicates.
+  for (size_t i = 1; i < scratch_.size(); ++i)
+    for (size_t j = i; j > 0 && scratch_[j - 1] > scratch_[j]; --j) std::swap(scratch_[j - 1], scratch_[j]);
   scratch_.erase(std::unique(scratch_.begin(), scratch_.end()), scratch_.end());
   for (uint64_t b : scratch_) sink_.requires_edge(rank_, v, b);
   size_t required = scratch_.size();

@@ -126,7 +126,7 @@ class RankBuilder {
 
   uint32_t rank_;
   GenerationContext& ctx_;
-  graph::GraphSink& sink_;
+  CountingSink& sink_;  // the concrete (final) type, so calls into it are direct
 
   bool have_time_ = false;
   uint64_t last_end_ns_ = 0;
