@@ -40,7 +40,7 @@ struct Instance {
 // A rank's events are taken in a burst while they start no later than kBurstNs after the next
 // rank's: ranks in lockstep would otherwise switch at every event. Matching does not depend on the
 // order; the window only bounds how far one rank runs ahead (and so the in-flight messages).
-constexpr uint64_t kBurstNs = 100'000;
+constexpr uint64_t kBurstNs = 1'000'000;
 
 class Pass {
  public:
