@@ -61,6 +61,12 @@ def tolerance_from_curve(deltas, values, pct):
     return deltas[-1], False
 
 
-def slopes(deltas, values):
-    """Finite-difference slope between neighbouring ΔL (the measured counterpart of λ_L)."""
-    return [(values[i + 1] - values[i]) / (deltas[i + 1] - deltas[i]) for i in range(len(deltas) - 1)]
+def fitted_slope(xs, ys):
+    """Least-squares slope of ys over xs: the measured runtime's average response to ΔL, to set
+    against the predicted one (a constant offset between measured and predicted runtimes, e.g.
+    from tracing overhead, leaves it unchanged)."""
+    mx, my = mean(xs), mean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if sxx == 0:
+        raise ValueError("a slope needs at least two distinct x values")
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx

@@ -70,6 +70,11 @@ class ReportTest(unittest.TestCase):
         self.assertAlmostEqual(r["rmse_ns"], rmse, delta=1)
         self.assertAlmostEqual(r["rrmse"], rmse / ((1.01e9 + 1.06e9 + 1.12e9) / 3), places=9)
         self.assertEqual(len(r["failures"]), 2)
+        self.assertAlmostEqual(r["mean_error_ns"], (0.01e9 + 0.01e9 + 0.005e9) / 3, delta=1)
+        # slopes over ΔL 0, 10, 20 µs: measured means 1.01, 1.06, 1.12 s -> 5500; predicted 1.0,
+        # 1.05, 1.115 s -> 5750
+        self.assertAlmostEqual(r["response"]["measured_slope"], 5500.0, places=6)
+        self.assertAlmostEqual(r["response"]["predicted_slope"], 5750.0, places=6)
         self.assertEqual(r["slots_without_success"], [])
 
     def test_tolerances(self):
