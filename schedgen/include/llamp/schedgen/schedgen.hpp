@@ -42,7 +42,6 @@ struct Stats {
   uint64_t dropped_sends = 0;     // --allow-unmatched
   uint64_t dropped_recvs = 0;
   uint64_t dropped_collectives = 0;  // incomplete at a truncation cut
-  uint64_t cut_events = 0;        // events after the cut (--allow-truncated)
   uint64_t proc_null_ops = 0;     // MPI_PROC_NULL operations (no vertex)
   uint64_t failed_calls = 0;      // calls that returned an error (skipped)
   uint64_t never_completed = 0;   // nonblocking operations whose completion is not in the trace
