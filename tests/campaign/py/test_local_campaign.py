@@ -30,9 +30,12 @@ class LocalCampaignTest(unittest.TestCase):
         for row in report["per_delta"]:
             self.assertEqual(row["runs_ok"], 2)
             self.assertGreater(row["predicted_ns"], 0)
-            # Plumbing check, not a speed check: measured and predicted agree within a factor of 2
-            # (a unit mix-up between ns, µs and s would be off by 1000).
-            self.assertLess(abs(row["mean_ns"] / row["predicted_ns"] - 1), 1.0, row)
+            # Plumbing checks, not speed checks (a unit mix-up between ns, µs and s is off by 1000):
+            # both contain the app's 40 ms of computation, and the prediction, made of intervals
+            # of the traced run, is not an order of magnitude beyond that run.
+            self.assertGreaterEqual(row["mean_ns"], 40e6, row)
+            self.assertGreaterEqual(row["predicted_ns"], 40e6, row)
+            self.assertLess(row["predicted_ns"], 10 * report["traced_runtime_ns"] + 1e9, row)
         self.assertGreaterEqual(report["rrmse"], 0)
         self.assertEqual(len(report["tolerance"]), 3)
         for name in ("params.json", "analysis.json", "app.goal", "report.md", "runs.csv", "summary.csv",
