@@ -23,10 +23,10 @@ def _traced_runtime(campaign):
         return json.load(f).get("traced_runtime_ns")
 
 
-def build(campaign, pred=None):
-    """Everything the report says, as one JSON-ready dict. `pred` defaults to analysis.json."""
+def build(campaign):
+    """Everything the report says, as one JSON-ready dict."""
     records = runs.load_records(campaign)
-    pred = pred if pred is not None else _prediction(campaign)
+    pred = _prediction(campaign)
     rows = stats.per_delta(records, campaign.deltas_ns)
     L0 = pred.L0_ns if pred else None
     for row in rows:
