@@ -155,6 +155,11 @@ def markdown(campaign, result):
         lines += [f"L0 = {result['L0_ns']:.1f} ns (params.json); predicted T(L0) = "
                   f"{_s(a.get('runtime_at_L0_ns'))} s, λ_L(L0) = {a.get('lambda_L_at_L0', float('nan')):.1f}, "
                   f"ρ_L(L0) = {a.get('rho_L_at_L0', float('nan')):.4f}.", ""]
+        if a:
+            top = max(campaign.deltas_ns)
+            inside = [c - result["L0_ns"] for c in a["critical_latencies_ns"] if 0 <= c - result["L0_ns"] <= top]
+            lines += ["Critical latencies in the ΔL range (λ_L changes there): " +
+                      (", ".join(units.fmt_us(c, 2) for c in inside) if inside else "none") + ".", ""]
     if result["traced_runtime_ns"] is not None:
         base = next((r for r in result["per_delta"] if r["delta_ns"] == min(campaign.deltas_ns) and "mean_ns" in r), None)
         overhead = (f" ({100 * (result['traced_runtime_ns'] / base['mean_ns'] - 1):+.2f} % vs. the untraced mean)"
