@@ -113,6 +113,14 @@ def write_csvs(campaign, result):
         w.writeheader()
         for r in sorted(records, key=lambda r: (r["slot"], r["attempt"])):
             w.writerow(r)
+    # The analyzer's own plot overlays these: llamp analyze app.goal --params params.json
+    # --plot fig.png --measured measured.csv
+    with open(campaign.path("measured.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["delta_L_ns", "T_ns"])
+        for row in result["per_delta"]:
+            for t in row["runtimes_ns"]:
+                w.writerow([row["delta_ns"], t])
     fields = ["delta_ns", "runs_ok", "attempts", "failed", "timed_out", "mean_ns", "std_ns", "min_ns",
               "max_ns", "cv", "predicted_ns", "error_ns", "relative_error", "lambda_L", "rho_L"]
     with open(campaign.path("summary.csv"), "w", newline="") as f:
@@ -187,7 +195,8 @@ def markdown(campaign, result):
                   f"(resume with `llamp-campaign resume {campaign.out_dir}`).", ""]
     lines += ["Runtime of a run: max over ranks of (MPI_Finalize start − MPI_Init end), measured by "
               "libllamp_runtime_timer.so; predicted runtime: `llamp analyze` T(L0 + ΔL). Rounds are "
-              "shuffled permutations of the ΔL list. Files: runs.csv (every attempt), summary.csv, "
+              "shuffled permutations of the ΔL list. Files: runs.csv (every attempt), summary.csv, measured.csv "
+              "(for `llamp analyze --plot --measured`), "
               "report.json, campaign.png, params.json, analysis.json, logs/.", ""]
     return "\n".join(lines)
 

@@ -90,7 +90,7 @@ class ReportTest(unittest.TestCase):
     def test_files_written(self):
         c = hand_made_campaign(self)
         report.write(c, log=lambda m: None)
-        for name in ("report.md", "report.json", "runs.csv", "summary.csv", "campaign.png"):
+        for name in ("report.md", "report.json", "runs.csv", "summary.csv", "measured.csv", "campaign.png"):
             self.assertTrue(os.path.getsize(c.path(name)) > 0, name)
         with open(c.path("runs.csv")) as f:
             self.assertEqual(len(f.readlines()), 1 + 6 + 2)  # header, 6 ok, failed + timeout
