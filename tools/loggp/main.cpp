@@ -68,6 +68,16 @@ llamp::loggp::RunInfo run_info() {
 void print_summary(const llamp::loggp::Measurement& m) {
   using llamp::units::format_time_ns;
   const auto& p = m.params;
+  for (const auto& point : m.pooled) {
+    if (point.bytes != p.reference_bytes) continue;
+    // Preemption shows as a wide spread of the small-message round trip: quartiles more than
+    // a factor 2 apart mean the medians carry scheduler time, not network time.
+    if (point.half_rtt_ns.p75 > 2 * point.half_rtt_ns.p25)
+      std::fprintf(stderr, "llamp-loggp: warning: %zu B half round trips spread from %s (p25) to %s (p75): the "
+                           "machine is busy and L and o carry scheduling delays; measure on a quiet machine\n",
+                   point.bytes, format_time_ns(point.half_rtt_ns.p25).c_str(),
+                   format_time_ns(point.half_rtt_ns.p75).c_str());
+  }
   if (p.G_fit.slope <= 0)
     std::fprintf(stderr, "llamp-loggp: warning: the half round trip did not grow with the size between %zu and "
                          "%zu B (slope %.4g ns/B); G is set to 0 - rerun on a quieter machine or with more --reps\n",
