@@ -46,22 +46,23 @@ uint64_t RankBuilder::flush_calc() {
       if (rec.pre_calc != kNone) scratch_.push_back(rec.pre_calc);
     } else rec.req_waiters.push_back(v);
   }
+  // Waiting for a receive's start is waiting for the computation it was posted after: a receive
+  // starts when that computation ends, and its message delays only its end. An irequires edge on
+  // the receive vertex itself would put the message edge on the path and, in an exchange where
+  // both ranks post receives before sending, close a cycle through the two messages.
+  for (Ref r : pending_ireq_) {
+    if (!(r & kRecordBit)) continue;
+    const RecvRecord& rec = records_[r & ~kRecordBit];
+    if (rec.pre_calc != kNone) scratch_.push_back(rec.pre_calc);
+  }
   // A handful of entries: insertion sort, then drop duplicates.
   for (size_t i = 1; i < scratch_.size(); ++i)
     for (size_t j = i; j > 0 && scratch_[j - 1] > scratch_[j]; --j) std::swap(scratch_[j - 1], scratch_[j]);
   scratch_.erase(std::unique(scratch_.begin(), scratch_.end()), scratch_.end());
   for (uint64_t b : scratch_) sink_.requires_edge(rank_, v, b);
-  size_t required = scratch_.size();
   for (Ref r : pending_ireq_) {
-    uint64_t b = kNone;
-    if (!(r & kRecordBit)) b = r;
-    else {
-      RecvRecord& rec = records_[r & ~kRecordBit];
-      if (rec.state == RecvRecord::State::Created) b = rec.vertex;
-      else if (rec.state == RecvRecord::State::Posted) rec.ireq_waiters.push_back(v);
-    }
-    if (b != kNone && !std::binary_search(scratch_.begin(), scratch_.begin() + static_cast<ptrdiff_t>(required), b))
-      sink_.irequires_edge(rank_, v, b);
+    if (r & kRecordBit) continue;  // receives: handled above
+    if (!std::binary_search(scratch_.begin(), scratch_.end(), r)) sink_.irequires_edge(rank_, v, r);
   }
   for (Ref r : pending_req_) unhold(r);
   for (Ref r : pending_ireq_) unhold(r);
@@ -121,7 +122,6 @@ uint32_t RankBuilder::new_record(uint64_t comm, int32_t src_pattern, int32_t tag
   r.vertex = kNone;
   r.refs = 0;
   r.req_waiters.clear();
-  r.ireq_waiters.clear();
   r.in_use = true;
   r.post_seq = post_seq_++;
   r.op_seq = op_seq_++;
@@ -174,7 +174,6 @@ void RankBuilder::drop_record(uint32_t rec) {
   if (r.pre_calc != kNone)
     for (uint64_t w : r.req_waiters) sink_.requires_edge(rank_, w, r.pre_calc);
   r.req_waiters.clear();
-  r.ireq_waiters.clear();
   maybe_free(rec);
 }
 
@@ -193,16 +192,13 @@ void RankBuilder::create_recv_vertex(uint32_t rec) {
     if (r.pre_calc != kNone)
       for (uint64_t w : r.req_waiters) sink_.requires_edge(rank_, w, r.pre_calc);
     r.req_waiters.clear();
-    r.ireq_waiters.clear();
     maybe_free(rec);
     return;
   }
   uint64_t v = sink_.recv(rank_, r.bytes, static_cast<uint32_t>(r.src), ctx_.tags.p2p(r.comm, r.tag));
   if (r.pre_calc != kNone) sink_.requires_edge(rank_, v, r.pre_calc);
   for (uint64_t w : r.req_waiters) sink_.requires_edge(rank_, w, v);
-  for (uint64_t w : r.ireq_waiters) sink_.irequires_edge(rank_, w, v);
   r.req_waiters.clear();
-  r.ireq_waiters.clear();
   r.state = RecvRecord::State::Created;
   r.vertex = v;
   PendingOp op{v, r.call_index, r.bytes, r.op_seq};

@@ -46,7 +46,7 @@ class RankBuilder {
     enum class State : uint8_t { Posted, Created, Dropped } state = State::Posted;
     uint64_t pre_calc = kNone;  // the calc before the call that posted it
     uint64_t vertex = kNone;
-    std::vector<uint64_t> req_waiters, ireq_waiters;  // calcs created before the vertex existed
+    std::vector<uint64_t> req_waiters;  // calcs created before the vertex existed
     uint32_t refs = 0;
     bool in_use = false;
   };

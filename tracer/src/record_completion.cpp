@@ -21,18 +21,18 @@ void record_completion_before(Call, CompletionArgs& a) {
     } else {
       s.key = handle_key(r);
       s.value = rt.requests.get(s.key);
-      shared_handles |= (s.value.aux & kReqProcNull) != 0;
+      shared_handles |= (s.value.aux & kReqSharedHandle) != 0;
     }
   }
   if (!shared_handles) return;
-  // MPI_PROC_NULL requests share one handle: the k-th occurrence in the array is taken to be
-  // the k-th oldest outstanding one.
+  // Operations complete at return share one handle: the k-th occurrence in the array is taken
+  // to be the k-th oldest outstanding one.
   for (size_t i = 0; i < n; ++i) {
     ThreadState::Snapshot& s = ts.snapshot[i];
-    if (!(s.value.aux & kReqProcNull)) continue;
+    if (!(s.value.aux & kReqSharedHandle)) continue;
     size_t occurrence = 0;
     for (size_t j = 0; j < i; ++j) occurrence += ts.snapshot[j].key == s.key;
-    s.value.id = proc_null_request_id(s.key, occurrence);
+    s.value = shared_request(s.key, occurrence);
   }
 }
 
@@ -52,11 +52,12 @@ void complete(trace::Event& e, const ThreadState::Snapshot& s, uint32_t index, c
     PMPI_Test_cancelled(&st, &cancelled);
     k.cancelled = cancelled != 0;
   }
-  if (bits & kReqProcNull) {
-    // Nothing was transferred, and MPICH does not write these statuses.
+  if (bits & kReqSharedHandle) {
+    // MPICH hands out a built-in receive handle only for MPI_PROC_NULL (nothing arrives, and
+    // it leaves the status unwritten); sends behind a shared handle were complete at return.
     if (bits & kReqRecv) k.source = trace::kProcNull;
     e.completions.push_back(k);
-    proc_null_request_done(s.key, s.value.id);
+    shared_request_done(s.key, s.value.id);
     return;
   }
   if ((bits & kReqRecv) && ci && !k.cancelled) {

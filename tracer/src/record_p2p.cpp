@@ -68,7 +68,8 @@ void record_new_request(Call c, uint64_t t0, uint64_t t1, int rc, const P2PArgs&
   trace::Event& e = start_event(ts, c, t0, t1, rc);
   const CommInfo* ci = fill_p2p(e, a);
   if (rc == MPI_SUCCESS) {
-    if (a.peer == MPI_PROC_NULL && !(bits & kReqPersistent)) bits |= kReqProcNull;
+    if ((a.peer == MPI_PROC_NULL || is_builtin_request(*a.request)) && !(bits & kReqPersistent))
+      bits |= kReqSharedHandle;
     e.request = add_request(*a.request, ci, bits);
   }
   emit(ts);

@@ -116,12 +116,12 @@ void flush_all_threads() {
 }
 
 namespace {
-struct ProcNullRequests {
+struct SharedHandleRequests {
   std::mutex mutex;
-  std::unordered_map<uint64_t, std::deque<uint64_t>> fifo;
+  std::unordered_map<uint64_t, std::deque<HandleTable::Value>> fifo;
 };
-ProcNullRequests& proc_null_requests() {
-  static ProcNullRequests* p = new ProcNullRequests();
+SharedHandleRequests& shared_handle_requests() {
+  static SharedHandleRequests* p = new SharedHandleRequests();
   return *p;
 }
 }  // namespace
@@ -130,31 +130,32 @@ uint64_t add_request(MPI_Request r, const void* comm_info, uint64_t bits) {
   Runtime& rt = runtime();
   const uint64_t id = rt.next_request.fetch_add(1, std::memory_order_relaxed);
   const uint64_t key = handle_key(r);
-  if (bits & kReqProcNull) {
-    ProcNullRequests& p = proc_null_requests();
+  const HandleTable::Value value{id, reinterpret_cast<uint64_t>(comm_info) | bits};
+  if (bits & kReqSharedHandle) {
+    SharedHandleRequests& p = shared_handle_requests();
     std::lock_guard lock(p.mutex);
-    p.fifo[key].push_back(id);
+    p.fifo[key].push_back(value);
   }
-  rt.requests.put(key, {id, reinterpret_cast<uint64_t>(comm_info) | bits});
+  rt.requests.put(key, value);
   return id;
 }
 
-uint64_t proc_null_request_id(uint64_t key, size_t occurrence) {
-  ProcNullRequests& p = proc_null_requests();
+HandleTable::Value shared_request(uint64_t key, size_t occurrence) {
+  SharedHandleRequests& p = shared_handle_requests();
   std::lock_guard lock(p.mutex);
   auto it = p.fifo.find(key);
-  if (it == p.fifo.end() || occurrence >= it->second.size()) return 0;
+  if (it == p.fifo.end() || occurrence >= it->second.size()) return {};
   return it->second[occurrence];
 }
 
-void proc_null_request_done(uint64_t key, uint64_t id) {
-  ProcNullRequests& p = proc_null_requests();
+void shared_request_done(uint64_t key, uint64_t id) {
+  SharedHandleRequests& p = shared_handle_requests();
   std::lock_guard lock(p.mutex);
   auto it = p.fifo.find(key);
   if (it == p.fifo.end()) return;
   auto& q = it->second;
   for (auto i = q.begin(); i != q.end(); ++i)
-    if (*i == id) {
+    if (i->id == id) {
       q.erase(i);
       break;
     }

@@ -73,16 +73,20 @@ void flush_all_threads();
 
 // Request kinds, kept in the low bits of a request's aux word (CommInfo is 16-aligned).
 // kReqActive: a persistent request between its Start and its completion.
-// kReqProcNull: a nonblocking operation on MPI_PROC_NULL. MPICH returns ONE shared built-in
-// handle for all of them (and leaves their statuses unwritten), so their ids are kept in a
-// per-handle FIFO instead of the handle table.
+// kReqSharedHandle: MPICH returns one shared built-in request handle for every nonblocking
+// operation that is complete when it returns: all operations on MPI_PROC_NULL (whose statuses
+// it leaves unwritten) and eager sends finished at once ("lightweight" requests). Several of
+// them can be outstanding under the same handle, so their ids are kept in a per-handle FIFO
+// instead of the handle table.
 enum RequestBits : uint64_t {
-  kReqRecv = 1, kReqPersistent = 2, kReqCancelled = 4, kReqActive = 8, kReqProcNull = 16, kReqBitsMask = 31
+  kReqRecv = 1, kReqPersistent = 2, kReqCancelled = 4, kReqActive = 8, kReqSharedHandle = 16, kReqBitsMask = 31
 };
 uint64_t add_request(MPI_Request r, const void* comm_info, uint64_t bits);
-// Ids of the outstanding MPI_PROC_NULL requests behind a shared handle, oldest first.
-uint64_t proc_null_request_id(uint64_t key, size_t occurrence);
-void proc_null_request_done(uint64_t key, uint64_t id);
+// MPICH's built-in (pre-completed, shared) request handles have kind 1 in bits 30-31.
+inline bool is_builtin_request(MPI_Request r) { return (static_cast<unsigned>(r) >> 30) == 1u; }
+// The outstanding requests behind a shared handle, oldest first.
+HandleTable::Value shared_request(uint64_t key, size_t occurrence);
+void shared_request_done(uint64_t key, uint64_t id);
 
 uint64_t bytes_of(int count, MPI_Datatype type);
 int32_t tag_of(int tag);
