@@ -12,14 +12,21 @@
 extern "C" {
 #endif
 
+/* What is held: an active message, or the completion of a rendezvous get
+ * (the read's data has arrived; completing it completes the receive and
+ * sends the ATS). */
+enum { LLAMP_HELD_AM = 0, LLAMP_HELD_RNDV_GET = 1 };
+
 typedef struct llamp_delayed_msg {
-    uint64_t release_ns; /* arrival + delta L, CLOCK_MONOTONIC */
+    uint64_t release_ns; /* arrival + delta L (get: completion + 2 delta L) */
     uint64_t seq;        /* arrival order, breaks ties */
-    void *data;          /* transport descriptor or our own copy */
+    void *data;          /* AM: transport descriptor or our own copy;
+                            get: UCX's completion handle */
     size_t length;
     unsigned am_flags;   /* flags to hand back to the UCP handler */
     uint8_t am_id;
     uint8_t owned;       /* 1: data is a malloc'd copy we must free */
+    uint8_t kind;        /* LLAMP_HELD_AM or LLAMP_HELD_RNDV_GET */
 } llamp_delayed_msg;
 
 typedef struct llamp_delay_queue {

@@ -56,11 +56,14 @@ static struct {
     int timer_fd;  /* next release deadline, set by the thread */
     int watch_fd;  /* "the application stopped polling", pushed ahead by it */
     uint64_t watch_deadline_ns; /* the application's last push (its thread only) */
+    uint64_t next_push_ns;      /* no idle push before this (its thread only) */
+    uint64_t push_rng;          /* xorshift state for the push cadence */
     int stop_fd;
     pthread_t thread;
     int thread_running;
 
     uint64_t delayed_by_am[LLAMP_AM_ID_SLOTS];
+    uint64_t delayed_gets; /* rendezvous get completions held 2 delta L */
     uint64_t dropped_at_finalize;
     llamp_lateness lateness;
 } inj = {.worker_fd = -1, .epoll_fd = -1, .timer_fd = -1, .watch_fd = -1, .stop_fd = -1};
@@ -101,6 +104,7 @@ static ucs_status_t defer_am(void *arg, uint8_t am_id, void *data, size_t length
     memcpy(msg.data, data, length);
     msg.am_flags = am_flags & ~(unsigned) UCT_CB_PARAM_FLAG_DESC;
     msg.owned = 1;
+    msg.kind = LLAMP_HELD_AM;
     status = UCS_OK;
     if (llamp_delay_queue_push(&inj.queue, msg) != 0) {
         fprintf(stderr, "llamp-inject: out of memory growing the delay queue (%zu held)\n",
@@ -108,6 +112,34 @@ static ucs_status_t defer_am(void *arg, uint8_t am_id, void *data, size_t length
         abort();
     }
     return status;
+}
+
+/*
+ * UCX callback on the receiver when a rendezvous get (CMA read here) has
+ * copied all data.  On a network the read is a round trip: the read request
+ * travels L to the sender, the data L back.  The copy itself has no message
+ * for defer_am to hold, so its completion is held for 2 delta L: the receive
+ * completes, and the ATS (itself delayed delta L on arrival) leaves, that
+ * much later.  Rendezvous then costs L -> L + delta L in every latency term
+ * of the analyzer's RDMA-read model (docs/analyzer.md, docs/injector.md).
+ */
+static void defer_get(void *arg, void *completion)
+{
+    llamp_delayed_msg msg;
+    (void) arg;
+    if (inj.worker == NULL) {
+        ucp_worker_llamp_complete_get(completion);
+        return;
+    }
+    memset(&msg, 0, sizeof(msg));
+    msg.release_ns = now_ns() + 2 * (uint64_t) inj.delta_ns;
+    msg.data = completion;
+    msg.kind = LLAMP_HELD_RNDV_GET;
+    if (llamp_delay_queue_push(&inj.queue, msg) != 0) {
+        fprintf(stderr, "llamp-inject: out of memory growing the delay queue (%zu held)\n",
+                inj.queue.size);
+        abort();
+    }
 }
 
 static void set_timer_fd(int fd, uint64_t deadline_ns)
@@ -122,24 +154,48 @@ static void set_timer_fd(int fd, uint64_t deadline_ns)
 }
 
 /*
- * Keeps the thread asleep while the application polls: pushes its watch
- * timer one period ahead, at most every half period, and never when a
- * release is due within LLAMP_PUSH_GUARD_NS (the syscall, several us on a VM
- * whose timer writes trap to the hypervisor, would delay that release).  A
- * thread woken every period instead is a preemption point at which a busy
- * machine hands our core to another process for a whole time slice.
+ * Keeps the thread asleep while the application polls.  A thread woken
+ * every period is a preemption point at which a busy machine hands our core
+ * to another process for a whole time slice, and each push is a syscall
+ * (several us on a VM whose timer writes trap to the hypervisor).  So:
+ *  - nothing held: push the timer one period ahead, at most every half
+ *    period;
+ *  - a release pending: the polling application releases it itself, so the
+ *    timer only has to stay clear of it.  If it already lies beyond the
+ *    release, nothing is done until the release; otherwise it is moved once
+ *    to one period after the release, and only while that release is more
+ *    than LLAMP_PUSH_GUARD_NS away (never a syscall just before a release).
  */
 static void push_watch_timer(uint64_t now)
 {
-    if (inj.watch_fd < 0 || now + (uint64_t) inj.watch_ns / 2 < inj.watch_deadline_ns) {
+    if (inj.watch_fd < 0) {
         return;
     }
     const llamp_delayed_msg *top = llamp_delay_queue_top(&inj.queue);
-    if (top != NULL && top->release_ns < now + LLAMP_PUSH_GUARD_NS) {
-        return;
+    uint64_t deadline;
+    if (top != NULL) {
+        if (inj.watch_deadline_ns > top->release_ns + LLAMP_PUSH_GUARD_NS ||
+            top->release_ns < now + LLAMP_PUSH_GUARD_NS) {
+            return;
+        }
+        deadline = top->release_ns + (uint64_t) inj.watch_ns;
+    } else {
+        if (now < inj.next_push_ns) {
+            return;
+        }
+        deadline = now + (uint64_t) inj.watch_ns;
+        /* Next push after a random 1/4 .. 1/2 period.  A fixed cadence
+         * (every half period) locks onto the message rhythm: with delta L =
+         * half the period every push fell on the next arrival and stamped it
+         * late by the syscall's duration (+7..10 us median at 100 us). */
+        inj.push_rng ^= inj.push_rng << 13;
+        inj.push_rng ^= inj.push_rng >> 7;
+        inj.push_rng ^= inj.push_rng << 17;
+        uint64_t quarter = (uint64_t) inj.watch_ns / 4;
+        inj.next_push_ns = now + quarter + (quarter ? inj.push_rng % quarter : 0);
     }
-    inj.watch_deadline_ns = now + (uint64_t) inj.watch_ns;
-    set_timer_fd(inj.watch_fd, inj.watch_deadline_ns);
+    inj.watch_deadline_ns = deadline;
+    set_timer_fd(inj.watch_fd, deadline);
 }
 
 /* End of every ucp_worker_progress: hand back what is due. */
@@ -161,9 +217,18 @@ static unsigned release_due(void *arg)
         llamp_delay_queue_pop(&inj.queue, &msg);
         if (inj.stats) {
             llamp_lateness_add(&inj.lateness, (int64_t) (now - msg.release_ns));
-            ++inj.delayed_by_am[msg.am_id % LLAMP_AM_ID_SLOTS];
+            if (msg.kind == LLAMP_HELD_RNDV_GET) {
+                ++inj.delayed_gets;
+            } else {
+                ++inj.delayed_by_am[msg.am_id % LLAMP_AM_ID_SLOTS];
+            }
         }
-        ucp_worker_llamp_dispatch(inj.worker, msg.am_id, msg.data, msg.length, msg.am_flags);
+        if (msg.kind == LLAMP_HELD_RNDV_GET) {
+            ucp_worker_llamp_complete_get(msg.data);
+        } else {
+            ucp_worker_llamp_dispatch(inj.worker, msg.am_id, msg.data, msg.length,
+                                      msg.am_flags);
+        }
         if (msg.owned) {
             free(msg.data);
         }
@@ -178,7 +243,8 @@ static unsigned release_due(void *arg)
 
 void llamp_inject_ucx_prepare(void)
 {
-    ucp_llamp_hooks_t hooks = {.defer = defer_am, .poll = release_due, .arg = NULL};
+    ucp_llamp_hooks_t hooks = {
+        .defer = defer_am, .poll = release_due, .defer_get = defer_get, .arg = NULL};
     llamp_delay_queue_init(&inj.queue);
     llamp_lateness_init(&inj.lateness);
     ucp_llamp_set_hooks(&hooks);
@@ -321,6 +387,8 @@ int llamp_inject_start_thread(char *err, size_t err_len)
     /* from now on the application pushes it ahead while it polls */
     inj.watch_fd = watch_fd;
     inj.watch_deadline_ns = 0;
+    inj.next_push_ns = 0;
+    inj.push_rng = 0x9e3779b97f4a7c15ull ^ (uint64_t) inj.rank ^ now_ns();
     int rc = pthread_create(&inj.thread, NULL, injector_thread, NULL);
     if (rc != 0) {
         snprintf(err, err_len, "LLAMP_DELTA_L: cannot start the injector thread: %s",
@@ -360,6 +428,15 @@ static void print_stats(void)
             used += (size_t) w;
         }
     }
+    if (inj.delayed_gets != 0) {
+        /* not a message: the held completion of a rendezvous get (2 delta L) */
+        total += inj.delayed_gets;
+        int w = snprintf(by_type + used, sizeof(by_type) - used, "%sRNDV_GET_DONE:%" PRIu64,
+                         used ? "," : "", inj.delayed_gets);
+        if (w > 0 && (size_t) w < sizeof(by_type) - used) {
+            used += (size_t) w;
+        }
+    }
     int64_t median = llamp_lateness_quantile(&inj.lateness, 0.5);
     int64_t p99 = llamp_lateness_quantile(&inj.lateness, 0.99);
     int64_t max = llamp_lateness_quantile(&inj.lateness, 1.0);
@@ -378,6 +455,9 @@ void llamp_inject_ucx_unbind(void)
     while (llamp_delay_queue_pop(&inj.queue, &msg) == 0) {
         /* left over at finalize: nobody can receive it any more */
         ++inj.dropped_at_finalize;
+        if (msg.kind == LLAMP_HELD_RNDV_GET) {
+            continue; /* its request goes with the worker */
+        }
         if (msg.owned) {
             free(msg.data);
         } else {
