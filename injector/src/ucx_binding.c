@@ -31,8 +31,6 @@
 
 /* The thread sleeps until this close to a deadline, then spins. */
 #define LLAMP_SPIN_NS 3000
-/* No watch-timer syscall this close before a release. */
-#define LLAMP_PUSH_GUARD_NS 20000
 /* Progress passes per wakeup before giving up on arming the worker. */
 #define LLAMP_MAX_ARM_TRIES 64
 #define LLAMP_AM_ID_SLOTS 32
@@ -54,10 +52,7 @@ static struct {
     int worker_fd; /* UCX worker event fd */
     int epoll_fd;
     int timer_fd;  /* next release deadline, set by the thread */
-    int watch_fd;  /* "the application stopped polling", pushed ahead by it */
-    uint64_t watch_deadline_ns; /* the application's last push (its thread only) */
-    uint64_t next_push_ns;      /* no idle push before this (its thread only) */
-    uint64_t push_rng;          /* xorshift state for the push cadence */
+    int watch_fd;  /* periodic: "has the application stopped polling?" */
     int stop_fd;
     pthread_t thread;
     int thread_running;
@@ -153,51 +148,6 @@ static void set_timer_fd(int fd, uint64_t deadline_ns)
     timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
-/*
- * Keeps the thread asleep while the application polls.  A thread woken
- * every period is a preemption point at which a busy machine hands our core
- * to another process for a whole time slice, and each push is a syscall
- * (several us on a VM whose timer writes trap to the hypervisor).  So:
- *  - nothing held: push the timer one period ahead, at most every half
- *    period;
- *  - a release pending: the polling application releases it itself, so the
- *    timer only has to stay clear of it.  If it already lies beyond the
- *    release, nothing is done until the release; otherwise it is moved once
- *    to one period after the release, and only while that release is more
- *    than LLAMP_PUSH_GUARD_NS away (never a syscall just before a release).
- */
-static void push_watch_timer(uint64_t now)
-{
-    if (inj.watch_fd < 0) {
-        return;
-    }
-    const llamp_delayed_msg *top = llamp_delay_queue_top(&inj.queue);
-    uint64_t deadline;
-    if (top != NULL) {
-        if (inj.watch_deadline_ns > top->release_ns + LLAMP_PUSH_GUARD_NS ||
-            top->release_ns < now + LLAMP_PUSH_GUARD_NS) {
-            return;
-        }
-        deadline = top->release_ns + (uint64_t) inj.watch_ns;
-    } else {
-        if (now < inj.next_push_ns) {
-            return;
-        }
-        deadline = now + (uint64_t) inj.watch_ns;
-        /* Next push after a random 1/4 .. 1/2 period.  A fixed cadence
-         * (every half period) locks onto the message rhythm: with delta L =
-         * half the period every push fell on the next arrival and stamped it
-         * late by the syscall's duration (+7..10 us median at 100 us). */
-        inj.push_rng ^= inj.push_rng << 13;
-        inj.push_rng ^= inj.push_rng >> 7;
-        inj.push_rng ^= inj.push_rng << 17;
-        uint64_t quarter = (uint64_t) inj.watch_ns / 4;
-        inj.next_push_ns = now + quarter + (quarter ? inj.push_rng % quarter : 0);
-    }
-    inj.watch_deadline_ns = deadline;
-    set_timer_fd(inj.watch_fd, deadline);
-}
-
 /* End of every ucp_worker_progress: hand back what is due. */
 static unsigned release_due(void *arg)
 {
@@ -234,9 +184,6 @@ static unsigned release_due(void *arg)
         }
         ++released;
         now = now_ns();
-    }
-    if (!in_injector_thread && released == 0) {
-        push_watch_timer(now);
     }
     return released;
 }
@@ -296,9 +243,15 @@ static void watch_worker_fd(void)
  *    (stamping new arrivals, releasing due messages), arm its event fd and
  *    sleep until the next deadline or the next arrival, spinning at most the
  *    last LLAMP_SPIN_NS.
- * In the first two cases it looks again one watch period later: that is the
- * bound on how late an arrival is stamped when it comes just after the
- * application left MPI.
+ * It wakes on a fixed periodic tick (LLAMP_INJECT_WATCH_PERIOD), so in the
+ * first two cases it looks again one period later: that is the bound on how
+ * late an arrival is stamped when it comes just after the application left
+ * MPI.  The polling application only stores a time stamp for it.  (Earlier
+ * versions had the application push a one-shot timer ahead instead: each
+ * push is a timerfd syscall of several us on this VM, and pushes fell on
+ * arrivals often enough to add 3-10 us per delayed message at delta L =
+ * 100 us; a tick every 200 us at a phase unrelated to the messages is
+ * cheaper.)
  */
 static void *injector_thread(void *unused)
 {
@@ -309,11 +262,9 @@ static void *injector_thread(void *unused)
         uint64_t last_app = atomic_load_explicit(&inj.last_app_poll_ns, memory_order_relaxed);
         uint64_t wake_at = 0;
 
-        if (now - last_app < (uint64_t) inj.watch_ns) {
-            /* the application polls and keeps pushing the watch timer */
-            set_timer_fd(inj.watch_fd, last_app + (uint64_t) inj.watch_ns);
-        } else if (!inj.trylock(inj.lock_arg)) {
-            set_timer_fd(inj.watch_fd, now + (uint64_t) inj.watch_ns);
+        if (now - last_app < (uint64_t) inj.watch_ns || !inj.trylock(inj.lock_arg)) {
+            /* the application polls (or is inside MPI): it stamps and
+             * releases itself; look again at the next watch tick */
         } else {
             int armed = 0;
             for (int tries = 0; tries < LLAMP_MAX_ARM_TRIES && !armed; ++tries) {
@@ -384,11 +335,14 @@ int llamp_inject_start_thread(char *err, size_t err_len)
     ev.data.fd = inj.worker_fd;
     epoll_ctl(inj.epoll_fd, EPOLL_CTL_ADD, inj.worker_fd, &ev);
 
-    /* from now on the application pushes it ahead while it polls */
+    /* A periodic tick, never re-armed: the polling application makes no
+     * syscall for the thread's sake (see the thread's comment). */
     inj.watch_fd = watch_fd;
-    inj.watch_deadline_ns = 0;
-    inj.next_push_ns = 0;
-    inj.push_rng = 0x9e3779b97f4a7c15ull ^ (uint64_t) inj.rank ^ now_ns();
+    struct itimerspec tick;
+    tick.it_interval.tv_sec = (time_t) (inj.watch_ns / 1000000000);
+    tick.it_interval.tv_nsec = (long) (inj.watch_ns % 1000000000);
+    tick.it_value = tick.it_interval;
+    timerfd_settime(watch_fd, 0, &tick, NULL);
     int rc = pthread_create(&inj.thread, NULL, injector_thread, NULL);
     if (rc != 0) {
         snprintf(err, err_len, "LLAMP_DELTA_L: cannot start the injector thread: %s",

@@ -84,6 +84,70 @@ static void pingpong(int bytes, int reps)
     free(oneway);
 }
 
+/* Rendezvous latency terms (docs/analyzer.md, "Latency terms charged").
+ * Per trial rank 0 sends `bytes` (above the rendezvous threshold) with
+ * MPI_Send, stamping its start t0 into the payload.  late_us = 0: rank 1
+ * posted the receive before the send started (sender late); else rank 1
+ * computes late_us outside MPI after the barrier, then posts it (receiver
+ * late; a trial counts when the post came at least min_gap_us after t0).
+ * Reports medians of receive end and send end, from t0 and from the post. */
+static void rndv_terms(int bytes, int trials, double late_us, double min_gap_us)
+{
+    char *buf = calloc(1, bytes < 8 ? 8 : bytes);
+    double *rs = malloc(sizeof(double) * trials), *ss = malloc(sizeof(double) * trials);
+    double *rp = malloc(sizeof(double) * trials), *sp = malloc(sizeof(double) * trials);
+    int valid = 0;
+    for (int t = -3; t < trials; ++t) { /* 3 warm-up trials */
+        MPI_Request req = MPI_REQUEST_NULL;
+        if (rank == 1 && late_us <= 0)
+            MPI_Irecv(buf, bytes, MPI_BYTE, 0, 3, MPI_COMM_WORLD, &req);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0) {
+            double t0 = now_us();
+            memcpy(buf, &t0, sizeof(t0));
+            MPI_Send(buf, bytes, MPI_BYTE, 1, 3, MPI_COMM_WORLD);
+            double send_end = now_us();
+            double res[3]; /* post, receive end, sent */
+            MPI_Recv(res, 3, MPI_DOUBLE, 1, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (t >= 0 && (late_us <= 0 || res[0] - t0 >= min_gap_us)) {
+                rs[valid] = res[1] - t0;
+                ss[valid] = send_end - t0;
+                rp[valid] = res[1] - res[0];
+                sp[valid] = send_end - res[0];
+                ++valid;
+            }
+        } else {
+            double post;
+            if (late_us > 0) {
+                busy_until(now_us() + late_us); /* computing, not in MPI */
+                post = now_us();
+                MPI_Irecv(buf, bytes, MPI_BYTE, 0, 3, MPI_COMM_WORLD, &req);
+            } else {
+                post = 0;
+            }
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+            double res[3] = {post, now_us(), 0};
+            memcpy(&res[2], buf, sizeof(double));
+            if (late_us <= 0) res[0] = res[2]; /* posted before the send */
+            MPI_Send(res, 3, MPI_DOUBLE, 0, 4, MPI_COMM_WORLD);
+        }
+    }
+    if (rank == 0) {
+        printf("bytes=%d\ntrials=%d\nvalid_trials=%d\n", bytes, trials, valid);
+        if (valid) {
+            printf("recv_end_from_send_median_us=%.3f\n", quantile(rs, valid, 0.5));
+            printf("send_end_from_send_median_us=%.3f\n", quantile(ss, valid, 0.5));
+            printf("recv_end_from_post_median_us=%.3f\n", quantile(rp, valid, 0.5));
+            printf("send_end_from_post_median_us=%.3f\n", quantile(sp, valid, 0.5));
+        }
+    }
+    free(buf);
+    free(rs);
+    free(ss);
+    free(rp);
+    free(sp);
+}
+
 /* Fig. 8: bursts of `count` back-to-back eager sends to pre-posted receives,
  * repeated `trials` times (a shared, overloaded machine deschedules a rank
  * now and then for a whole scheduler tick: the median over trials is what
@@ -334,6 +398,8 @@ int main(int argc, char **argv)
     double c = argc > 4 ? atof(argv[4]) : 0;
     if (rank == 0) printf("scenario=%s\nthread_provided=%d\n", what, provided);
     if (!strcmp(what, "pingpong")) pingpong((int) a, (int) b);
+    else if (!strcmp(what, "rndvterms")) rndv_terms((int) a, b > 0 ? (int) b : 1, c,
+                                                    argc > 5 ? atof(argv[5]) : 0);
     else if (!strcmp(what, "fig8")) fig8((int) a, b > 0 ? (int) b : 1);
     else if (!strcmp(what, "unexpected")) unexpected(a, b > 0 ? (int) b : 1, c);
     else if (!strcmp(what, "anysource")) anysource((int) a);
