@@ -53,6 +53,8 @@ static struct {
     int epoll_fd;
     int timer_fd;  /* next release deadline, set by the thread */
     int watch_fd;  /* periodic: "has the application stopped polling?" */
+    int tick_stopped; /* watch tick off while the thread watches the armed
+                         worker; both sides touch it only under MPICH's lock */
     int stop_fd;
     pthread_t thread;
     int thread_running;
@@ -148,6 +150,19 @@ static void set_timer_fd(int fd, uint64_t deadline_ns)
     timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
+/* Starts (on) or stops the thread's periodic watch tick. */
+static void set_watch_tick(int on)
+{
+    struct itimerspec tick;
+    memset(&tick, 0, sizeof(tick));
+    if (on) {
+        tick.it_interval.tv_sec = (time_t) (inj.watch_ns / 1000000000);
+        tick.it_interval.tv_nsec = (long) (inj.watch_ns % 1000000000);
+        tick.it_value = tick.it_interval;
+    }
+    timerfd_settime(inj.watch_fd, 0, &tick, NULL);
+}
+
 /* End of every ucp_worker_progress: hand back what is due. */
 static unsigned release_due(void *arg)
 {
@@ -157,6 +172,11 @@ static unsigned release_due(void *arg)
 
     if (!in_injector_thread) {
         atomic_store_explicit(&inj.last_app_poll_ns, now, memory_order_relaxed);
+        if (inj.tick_stopped) {
+            /* back in MPI after the thread took over: watch again */
+            inj.tick_stopped = 0;
+            set_watch_tick(1);
+        }
     }
     if (inj.worker == NULL) {
         return 0;
@@ -274,6 +294,12 @@ static void *injector_thread(void *unused)
             }
             const llamp_delayed_msg *top = llamp_delay_queue_top(&inj.queue);
             uint64_t next = top ? top->release_ns : 0;
+            if (armed && !inj.tick_stopped) {
+                /* arrivals and deadlines wake the thread now; the tick would
+                 * only cost the computing application a wakeup per period */
+                inj.tick_stopped = 1;
+                set_watch_tick(0);
+            }
             inj.unlock(inj.lock_arg);
 
             if (armed) {
@@ -338,11 +364,8 @@ int llamp_inject_start_thread(char *err, size_t err_len)
     /* A periodic tick, never re-armed: the polling application makes no
      * syscall for the thread's sake (see the thread's comment). */
     inj.watch_fd = watch_fd;
-    struct itimerspec tick;
-    tick.it_interval.tv_sec = (time_t) (inj.watch_ns / 1000000000);
-    tick.it_interval.tv_nsec = (long) (inj.watch_ns % 1000000000);
-    tick.it_value = tick.it_interval;
-    timerfd_settime(watch_fd, 0, &tick, NULL);
+    inj.tick_stopped = 0;
+    set_watch_tick(1);
     int rc = pthread_create(&inj.thread, NULL, injector_thread, NULL);
     if (rc != 0) {
         snprintf(err, err_len, "LLAMP_DELTA_L: cannot start the injector thread: %s",

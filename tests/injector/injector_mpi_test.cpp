@@ -38,7 +38,7 @@ const std::string kReference = "MPIR_CVAR_NOLOCAL=1";
 // attempts; a failure prints every attempt and the load average so it can
 // be told apart from an injector bug.
 constexpr int kAttempts = 3;
-constexpr int kRounds = 3;  // reference/injected pairs per attempt
+constexpr int kRounds = 5;  // reference/injected pairs per attempt
 
 std::string load_average() {
   std::ifstream in("/proc/loadavg");
