@@ -90,7 +90,7 @@ awk -v sizes="$sizes" -v deltas="$deltas" '
         m = median(a, n[k]) - base; p = median(b, n[k]) - base
         terms = (S[s] > 8192) ? 3 : 1
         want = terms * D[d]
-        allowed = (want * 0.01 > 0.5) ? want * 0.01 : 0.5
+        allowed = terms * ((D[d] * 0.01 > 0.5) ? D[d] * 0.01 : 0.5)
         proto = (terms == 3) ? "rendezvous" : "eager"
         verdict = ((m - want) <= allowed && (want - m) <= allowed) ? "yes" : "NO"
         printf "| %d us | %d B | %s | %d us | %.2f us | %.2f us | %.2f us | %+.2f us | %.2f us | %s |\n", D[d], S[s], proto, want, m, p, m / terms, m - want, allowed, verdict
