@@ -1,5 +1,7 @@
 """Fig. 9-style figure: measured vs predicted runtime over ΔL with the 1/2/5 % tolerance marks
 (top), λ_L and ρ_L over ΔL (bottom). Needs Debian's python3-matplotlib (/usr/bin/python3)."""
+import os
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -18,7 +20,7 @@ def figure(campaign, result, path):
                     s=8, color="0.6", zorder=1)
     top.errorbar(us, [r["mean_ns"] / 1e9 for r in rows], yerr=[r["std_ns"] / 1e9 for r in rows], fmt="o",
                  color="black", capsize=3, label="measured (mean ± std)", zorder=3)
-    title = f"{' '.join(campaign.app)} — {campaign.ranks} ranks"
+    title = f"{' '.join([os.path.basename(campaign.app[0]), *campaign.app[1:]])} — {campaign.ranks} ranks"
     if "rrmse" in result:
         grid_rows = result["predicted_curve"]
         top.plot([r["delta_ns"] / 1e3 for r in grid_rows], [r["predicted_ns"] / 1e9 for r in grid_rows], "-",
@@ -40,10 +42,10 @@ def figure(campaign, result, path):
                   color="tab:red", label="ρ_L")
         twin.set_ylabel("ρ_L")
         lines = bottom.get_lines() + twin.get_lines()
-        bottom.legend(lines, [l.get_label() for l in lines], loc="upper left", fontsize=8)
+        bottom.legend(lines, [l.get_label() for l in lines], loc="best", fontsize=8)
     top.set_title(title, fontsize=10)
     top.set_ylabel("runtime [s]")
-    top.legend(fontsize=7, loc="upper left")
+    top.legend(fontsize=7, loc="best")
     top.grid(alpha=0.3)
     bottom.set_xlabel("ΔL [µs]")
     bottom.grid(alpha=0.3)
