@@ -53,6 +53,7 @@ static struct {
     int epoll_fd;
     int timer_fd;  /* next release deadline, set by the thread */
     int watch_fd;  /* periodic: "has the application stopped polling?" */
+    uint64_t tick_rng; /* xorshift state: random phase of a restarted tick */
     int tick_stopped; /* watch tick off while the thread watches the armed
                          worker; both sides touch it only under MPICH's lock */
     int stop_fd;
@@ -150,15 +151,28 @@ static void set_timer_fd(int fd, uint64_t deadline_ns)
     timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
-/* Starts (on) or stops the thread's periodic watch tick. */
+/* Starts (on) or stops the thread's periodic watch tick.  The first tick
+ * comes after a random 1/2 .. 1 period: restarted by the application's first
+ * poll after a compute phase, a tick at exactly one period would fall on a
+ * release due 2 delta L later whenever 2 delta L is the period (a rendezvous
+ * get posted in that call, delta L = 100 us: +20 us measured). */
 static void set_watch_tick(int on)
 {
     struct itimerspec tick;
     memset(&tick, 0, sizeof(tick));
     if (on) {
+        uint64_t half = (uint64_t) inj.watch_ns / 2;
+        inj.tick_rng ^= inj.tick_rng << 13;
+        inj.tick_rng ^= inj.tick_rng >> 7;
+        inj.tick_rng ^= inj.tick_rng << 17;
+        uint64_t first = half + (half ? inj.tick_rng % half : 0);
         tick.it_interval.tv_sec = (time_t) (inj.watch_ns / 1000000000);
         tick.it_interval.tv_nsec = (long) (inj.watch_ns % 1000000000);
-        tick.it_value = tick.it_interval;
+        tick.it_value.tv_sec = (time_t) (first / 1000000000);
+        tick.it_value.tv_nsec = (long) (first % 1000000000);
+        if (first == 0) {
+            tick.it_value = tick.it_interval;
+        }
     }
     timerfd_settime(inj.watch_fd, 0, &tick, NULL);
 }
@@ -365,6 +379,7 @@ int llamp_inject_start_thread(char *err, size_t err_len)
      * syscall for the thread's sake (see the thread's comment). */
     inj.watch_fd = watch_fd;
     inj.tick_stopped = 0;
+    inj.tick_rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t) inj.rank << 32) ^ now_ns();
     set_watch_tick(1);
     int rc = pthread_create(&inj.thread, NULL, injector_thread, NULL);
     if (rc != 0) {
