@@ -291,6 +291,7 @@ static void *injector_thread(void *unused)
 {
     (void) unused;
     in_injector_thread = 1;
+    uint64_t timer_at = 0; /* what timer_fd is set to (0: disarmed) */
     for (;;) {
         uint64_t now = now_ns();
         uint64_t last_app = atomic_load_explicit(&inj.last_app_poll_ns, memory_order_relaxed);
@@ -333,7 +334,12 @@ static void *injector_thread(void *unused)
             }
         }
 
-        set_timer_fd(inj.timer_fd, wake_at);
+        if (wake_at != timer_at) {
+            /* a syscall only when the deadline changes: the tick's wakeups
+             * while the application polls must stay as short as possible */
+            set_timer_fd(inj.timer_fd, wake_at);
+            timer_at = wake_at;
+        }
         struct epoll_event events[4];
         int n = epoll_wait(inj.epoll_fd, events, 4, -1);
         for (int i = 0; i < n; ++i) {
@@ -341,9 +347,11 @@ static void *injector_thread(void *unused)
             if (events[i].data.fd == inj.stop_fd) {
                 return NULL;
             }
-            if (events[i].data.fd == inj.timer_fd || events[i].data.fd == inj.watch_fd) {
+            if (events[i].data.fd == inj.timer_fd) {
                 (void) !read(events[i].data.fd, &value, sizeof(value));
+                timer_at = 0; /* expired: one-shot */
             }
+            /* watch_fd is edge-triggered: no read needed per tick */
         }
     }
 }
@@ -367,7 +375,9 @@ int llamp_inject_start_thread(char *err, size_t err_len)
     ev.data.fd = inj.timer_fd;
     epoll_ctl(inj.epoll_fd, EPOLL_CTL_ADD, inj.timer_fd, &ev);
     ev.data.fd = watch_fd;
+    ev.events = EPOLLIN | EPOLLET; /* every expiry reports once, unread */
     epoll_ctl(inj.epoll_fd, EPOLL_CTL_ADD, watch_fd, &ev);
+    ev.events = EPOLLIN;
     ev.data.fd = inj.stop_fd;
     epoll_ctl(inj.epoll_fd, EPOLL_CTL_ADD, inj.stop_fd, &ev);
     /* disabled until the worker is armed (one-shot, re-enabled each time) */
