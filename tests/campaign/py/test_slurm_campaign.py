@@ -61,6 +61,7 @@ class SlurmCampaignTest(unittest.TestCase):
         out = os.path.join(d, "campaign")
         prediction = [] if FULL_PIPELINE else ["--no-prediction", "--params", hand_made_params(d)]
         # Submitted from another directory: nothing may depend on the caller's working directory.
+        self.addCleanup(os.chdir, os.getcwd())
         os.chdir(d)
         self.run_campaign("--mode", "slurm", "--build-dir", BUILD_DIR, "--mpiexec", MPIEXEC, "-n", "2",
                           "--delta-l", "0", "--reps", "3", "--sbatch-arg=--overcommit",
