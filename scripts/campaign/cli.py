@@ -3,7 +3,7 @@ import argparse
 import os
 import sys
 
-from . import config, prediction, prepare, report, runs, schedule, slurm, units
+from . import config, environment, prediction, prepare, report, runs, schedule, slurm, units
 from .runtime_records import RecordError
 
 USAGE = """llamp-campaign [options] -- APP [APP ARGS...]     run a campaign
@@ -93,6 +93,8 @@ def new_campaign(argv):
     if max(deltas) > 0 and not args.injector_prefix:
         raise SystemExit("llamp-campaign: ΔL > 0 needs the latency injector: pass --injector-prefix (the prefix "
                          "scripts/build-patched-mpich.sh prints) or use --delta-l 0")
+    if args.injector_prefix:
+        environment.injector_environment(os.path.abspath(args.injector_prefix))  # fails now, not in a job
     script_dir = os.path.dirname(os.path.abspath(sys.argv[0]))
     build_dir = os.path.abspath(args.build_dir) if args.build_dir else config.default_build_dir(script_dir)
     tools = config.find_tools(build_dir, {"llamp": args.llamp, "loggp": args.loggp,

@@ -60,14 +60,16 @@ def submit(campaign, sbatch_args, parallel=1, log=print):
         prep = _script(campaign, "prepare", max(2, campaign.ranks), 4 * campaign.timeout_s + 300,
                        _self_command("prepare", campaign.out_dir), sbatch_args)
         jobs["prepare"] = _submit([prep])
-        dependency = [f"--dependency=afterok:{jobs['prepare']}"]
+        # A failed prepare must cancel the runs (and a failed array the report's wait) instead of
+        # leaving them pending forever with DependencyNeverSatisfied.
+        dependency = [f"--dependency=afterok:{jobs['prepare']}", "--kill-on-invalid-dep=yes"]
     if pending:
         per_task = campaign.max_attempts * (campaign.timeout_s + 15) + 60
         array = _script(campaign, "runs", campaign.ranks, per_task,
                         _self_command("run-slot", campaign.out_dir) + ' "${SLURM_ARRAY_TASK_ID}"', sbatch_args)
         indices = ",".join(str(i) for i in pending)
         jobs["runs"] = _submit([*dependency, f"--array={indices}%{parallel}", array])
-        dependency = [f"--dependency=afterany:{jobs['runs']}"]
+        dependency = [f"--dependency=afterany:{jobs['runs']}", "--kill-on-invalid-dep=yes"]
     report = _script(campaign, "report", 1, 600, _self_command("report", campaign.out_dir), sbatch_args)
     jobs["report"] = _submit([*dependency, report])
     history_path = campaign.path("slurm", "jobs.json")

@@ -18,7 +18,7 @@ def small_campaign(test, app_args, extra=(), check=True):
     d = temp_dir(test)
     out = os.path.join(d, "c")
     result = campaign("--build-dir", BUILD_DIR, "--mpiexec", MPIEXEC, "-n", "2", "--delta-l", "0", "--reps", "2",
-                      "--no-prediction", "--params", hand_made_params(d), "-o", out, *extra,
+                      "--no-prediction", "--params", hand_made_params(d), "--injector-prefix", "", "-o", out, *extra,
                       "--", TEST_APP, "--compute-ms", "5", *[a.replace("@", d) for a in app_args], check=check)
     return out, result
 

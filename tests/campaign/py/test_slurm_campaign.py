@@ -17,12 +17,15 @@ CLUSTER = os.path.join(HERE, "..", "slurm_cluster.sh")
 FULL_PIPELINE = all(os.path.exists(os.path.join(BUILD_DIR, p)) for p in ("bin/llamp", "lib/libllamptrace.so"))
 
 
-def wait_for_jobs(env, timeout=600):
+def wait_for_jobs(env, out, timeout=600):
     deadline = time.time() + timeout
     while time.time() < deadline:
-        q = subprocess.run(["squeue", "-h", "-o", "%i"], env=env, capture_output=True, text=True)
+        q = subprocess.run(["squeue", "-h", "-o", "%i %r"], env=env, capture_output=True, text=True)
         if q.returncode == 0 and not q.stdout.strip():
             return
+        if "DependencyNeverSatisfied" in q.stdout:
+            logs = subprocess.run(f"tail -n 5 {out}/slurm/*.out", shell=True, capture_output=True, text=True).stdout
+            raise AssertionError(f"a Slurm job's dependency failed:\n{q.stdout}\n{logs}")
         time.sleep(1)
     raise AssertionError("Slurm jobs still queued or running after the timeout")
 
@@ -64,11 +67,11 @@ class SlurmCampaignTest(unittest.TestCase):
         self.addCleanup(os.chdir, os.getcwd())
         os.chdir(d)
         self.run_campaign("--mode", "slurm", "--build-dir", BUILD_DIR, "--mpiexec", MPIEXEC, "-n", "2",
-                          "--delta-l", "0", "--reps", "3", "--sbatch-arg=--overcommit",
+                          "--delta-l", "0", "--reps", "3", "--sbatch-arg=--overcommit", "--injector-prefix", "",
                           "--loggp-arg=--rounds", "--loggp-arg=1", "--loggp-arg=--reps", "--loggp-arg=10",
                           *prediction, "-o", "campaign",
                           "--", TEST_APP, "--compute-ms", "20", "--fail-once-untraced", os.path.join(d, "marker"))
-        wait_for_jobs(self.env)
+        wait_for_jobs(self.env, out)
         with open(os.path.join(out, "runs.csv")) as f:
             rows = list(csv.DictReader(f))
         self.assertEqual(sum(r["status"] == "ok" for r in rows), 3, rows)
@@ -84,7 +87,7 @@ class SlurmCampaignTest(unittest.TestCase):
         lost = [r for r in rows if r["slot"] == "1" and r["status"] == "ok"][0]
         subprocess.run(["rm", "-rf", os.path.join(out, lost["directory"])], check=True)
         self.run_campaign("resume", out, "--mode", "slurm", "--sbatch-arg=--overcommit")
-        wait_for_jobs(self.env)
+        wait_for_jobs(self.env, out)
         with open(os.path.join(out, "slurm", "jobs.json")) as f:
             history = json.load(f)
         self.assertEqual(history[-1]["pending_slots"], [1])
