@@ -175,6 +175,12 @@ log "MPICH: make install (first build ~12-15 min on 2 cores, then ~1 min)"
 (cd "$mpich" && run_logged "$build/mpich-make.log" make -j"$jobs" install)
 
 # --- 5. how to use it
+# Programs built against Debian's MPICH (our apps, the tracer, llamp-loggp) load the sonames
+# libmpich.so.12 / libmpichfort.so.12 / libmpichcxx.so.12; the same ABI under those names lets
+# LD_LIBRARY_PATH=<prefix>/lib switch them to this build without relinking.
+ln -sf libmpi.so.12 "$prefix/lib/libmpich.so.12"
+ln -sf libmpifort.so.12 "$prefix/lib/libmpichfort.so.12"
+ln -sf libmpicxx.so.12 "$prefix/lib/libmpichcxx.so.12"
 # Debian's Hydra finds hydra_pmi_proxy next to its own path: exec, not symlink.
 rm -f "$prefix/bin/mpiexec"
 printf '#!/bin/sh\n# Debian Hydra (MPICH 4.0.2) launches this MPICH build.\nexec /usr/bin/mpiexec.mpich "$@"\n' >"$prefix/bin/mpiexec"

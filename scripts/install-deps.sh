@@ -14,6 +14,8 @@ PACKAGES=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   # plots (matplotlib through /usr/bin/python3)
   python3 python3-matplotlib python3-numpy
+  # the campaign's Slurm mode and its test (a private munged/slurmctld/slurmd)
+  slurm-wlm munge
   # building the patched MPICH + UCX for the latency injector
   dpkg-dev autoconf automake libtool make patch file
 )
