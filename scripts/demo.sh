@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The README's first command: install what is missing, build llamp and the patched MPICH + UCX of
+# the latency injector (cached by patch hash; the first build takes ~10 min on 2 cores), then run
+# the whole pipeline on the bundled 2-D halo-exchange app:
+#   trace (LD_PRELOAD libllamptrace.so) → llamp schedgen → LogGP parameters (llamp-loggp) →
+#   llamp analyze (T(L), λ_L, ρ_L, critical latencies, tolerance) → runs with injected ΔL → report.
+#   scripts/demo.sh [output folder, default ./llamp-demo]
+# LLAMP_DEMO_DELTA_L (default 0,25,50,75,100 µs) and LLAMP_DEMO_REPS (default 3) size the sweep.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${LLAMP_BUILD_DIR:-$root/build}"
+out="${1:-llamp-demo}"
+
+"$root/scripts/install-deps.sh"
+prefix="$("$root/scripts/build-patched-mpich.sh" --jobs "$(nproc)" | sed -n 's/^LLAMP_PATCHED_MPICH_PREFIX=//p')"
+LLAMP_CMAKE_ARGS="${LLAMP_CMAKE_ARGS:-} -DLLAMP_PATCHED_MPICH_PREFIX=$prefix" "$root/scripts/build.sh"
+
+# halo2d with enough compute per iteration that a run takes ~0.3 s at 2 ranks.
+app=("$build/apps/app_halo2d" 200 64 40 10)
+rm -rf "$out"
+"$root/scripts/llamp-campaign" -n 2 --build-dir "$build" --injector-prefix "$prefix" \
+  --delta-l "${LLAMP_DEMO_DELTA_L:-0,25,50,75,100}" --reps "${LLAMP_DEMO_REPS:-3}" -o "$out" -- "${app[@]}"
+
+echo
+"$build/bin/llamp" trace info "$out/trace" | head -20
+echo
+echo "demo done: report $out/report.md, plot $out/campaign.png (analysis: $out/analysis.json)"
