@@ -16,9 +16,52 @@ RankBuilder::RankBuilder(uint32_t rank, GenerationContext& ctx) : rank_(rank), c
 
 // ---------------------------------------------------------------- time and calc vertices
 
-// Computation is the time outside MPI: the gap between the end of the previous call and the start
-// of this one (threads of one rank may overlap; overlap counts once).
+// Each thread of a rank has its own chain: its computation is the gaps between its own calls, and
+// its operations start after its own calcs. Merging the threads into one chain would order one
+// thread's calls after another's Wait and, across ranks, can close a cycle through the messages.
+// A thread seen for the first time was started from where the rank was: its chain begins after
+// the rank's latest calc, and its first computation runs from the end of the rank's latest call
+// (the trace does not say when the thread was created). Single-threaded traces never switch.
+void RankBuilder::switch_thread(uint32_t thread, uint64_t start_ns) {
+  if (thread == thread_) return;
+  auto find = [&](uint32_t t) {
+    return std::find_if(parked_.begin(), parked_.end(), [t](const ThreadChain& c) { return c.thread == t; });
+  };
+  auto park = find(thread_);
+  if (park == parked_.end()) park = parked_.insert(parked_.end(), ThreadChain{thread_, false, 0, 0, {}, {}});
+  ThreadChain& out = *park;
+  out.have_time = have_time_;
+  out.last_end_ns = last_end_ns_;
+  out.pending_calc_ns = pending_calc_ns_;
+  out.pending_req.swap(pending_req_);
+  out.pending_ireq.swap(pending_ireq_);
+  pending_req_.clear();
+  pending_ireq_.clear();
+  thread_ = thread;
+  auto in = find(thread);
+  if (in == parked_.end()) {
+    have_time_ = rank_have_time_;
+    // Another thread's call may still be running at this start; it is not this thread's time.
+    last_end_ns_ = std::min(rank_last_end_ns_, start_ns);
+    pending_calc_ns_ = 0;
+    if (last_calc_ != kNone) pending_req_.push_back(last_calc_);
+    return;
+  }
+  have_time_ = in->have_time;
+  last_end_ns_ = in->last_end_ns;
+  pending_calc_ns_ = in->pending_calc_ns;
+  pending_req_.swap(in->pending_req);
+  pending_ireq_.swap(in->pending_ireq);
+  in->pending_req.clear();
+  in->pending_ireq.clear();
+}
+
+// Computation is the time outside MPI: the gap between the end of the thread's previous call and
+// the start of this one.
 void RankBuilder::account_time(const Event& e) {
+  switch_thread(e.thread, e.t_start_ns);
+  rank_last_end_ns_ = rank_have_time_ ? std::max(rank_last_end_ns_, e.t_end_ns) : e.t_end_ns;
+  rank_have_time_ = true;
   if (!have_time_) {
     have_time_ = true;
     last_end_ns_ = e.t_end_ns;
@@ -34,6 +77,7 @@ void RankBuilder::account_time(const Event& e) {
 uint64_t RankBuilder::flush_calc() {
   uint64_t v = sink_.calc(rank_, pending_calc_ns_);
   pending_calc_ns_ = 0;
+  last_calc_ = v;
   scratch_.clear();
   for (Ref r : pending_req_) {
     if (!(r & kRecordBit)) {
@@ -580,6 +624,15 @@ void RankBuilder::end_of_stream() {
     if (!records_[idx].resolved) lose_record(idx);
   release_ready();
   if (pending_calc_ns_ > 0 || !pending_req_.empty() || !pending_ireq_.empty()) flush_calc();
+  // The other threads' final computations, in thread order (the chain that ended the trace first).
+  std::vector<uint32_t> others;
+  for (const ThreadChain& c : parked_)
+    if (c.thread != thread_) others.push_back(c.thread);
+  std::sort(others.begin(), others.end());
+  for (uint32_t t : others) {
+    switch_thread(t, 0);  // parked: the start is not used
+    if (pending_calc_ns_ > 0 || !pending_req_.empty() || !pending_ireq_.empty()) flush_calc();
+  }
 }
 
 }  // namespace llamp::schedgen

@@ -98,6 +98,8 @@ class RankBuilder {
     int64_t record = -1;  // receive record of an active receive
   };
 
+  // Makes `thread`'s chain the current one (docs/schedgen.md, "Threads").
+  void switch_thread(uint32_t thread, uint64_t start_ns);
   void account_time(const trace::Event& e);
   uint64_t flush_calc();
   // Creates a send (or nothing for dropped ones) that starts after `after`; enters it for matching.
@@ -128,10 +130,26 @@ class RankBuilder {
   GenerationContext& ctx_;
   CountingSink& sink_;  // the concrete (final) type, so calls into it are direct
 
+  // The chain of the thread whose event is being handled. Each thread of a rank has its own chain
+  // of calc vertices (MPI_THREAD_MULTIPLE: the threads' calls are independent except through
+  // requests, which belong to the rank); the others are parked in `parked_`.
+  uint32_t thread_ = 0;
   bool have_time_ = false;
   uint64_t last_end_ns_ = 0;
   uint64_t pending_calc_ns_ = 0;
   std::vector<Ref> pending_req_, pending_ireq_;  // what the next calc waits for (end / start)
+
+  struct ThreadChain {
+    uint32_t thread = 0;
+    bool have_time = false;
+    uint64_t last_end_ns = 0, pending_calc_ns = 0;
+    std::vector<Ref> pending_req, pending_ireq;
+  };
+  std::vector<ThreadChain> parked_;  // the other threads seen so far (a handful)
+  // Rank-wide, for starting a thread's chain: the latest end of any call, the latest calc vertex.
+  bool rank_have_time_ = false;
+  uint64_t rank_last_end_ns_ = 0;
+  uint64_t last_calc_ = kNone;
 
   FlatIdMap<Request> requests_;
   std::vector<RecvRecord> records_;
