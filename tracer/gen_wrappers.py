@@ -100,9 +100,9 @@ def read_calls(def_path):
 def read_prototypes(mpi_h):
     """Prototypes from mpi.h and the headers it includes that live beside it (mpi_proto.h)."""
     folder = os.path.dirname(mpi_h)
-    protos, seen, todo = {}, set(), [mpi_h]
-    while todo:
-        path = todo.pop()
+    protos, seen, pending = {}, set(), [mpi_h]
+    while pending:
+        path = pending.pop()
         if path in seen:
             continue
         seen.add(path)
@@ -111,7 +111,7 @@ def read_prototypes(mpi_h):
         for inc in INCLUDE_RE.findall(text):
             candidate = os.path.join(folder, inc)
             if os.path.exists(candidate) and not inc.startswith("mpicxx"):
-                todo.append(candidate)
+                pending.append(candidate)
         for m in PROTO_RE.finditer(text):
             protos.setdefault(m.group(1), " ".join(m.group(2).split()))
     return protos
