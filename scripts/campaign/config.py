@@ -39,6 +39,7 @@ class Campaign:
     tolerances_pct: list = field(default_factory=lambda: [1.0, 2.0, 5.0])
     given_params: str = ""            # use this parameter file instead of measuring
     given_trace: str = ""             # use this trace directory instead of tracing
+    trace_runs: int = 3               # traced runs; the one with the median runtime is modelled
     no_prediction: bool = False       # measure runtimes only (no trace, schedgen, analyze)
     schedule: list = field(default_factory=list)
 

@@ -1,4 +1,4 @@
-"""Steps (a)-(c): LogGP parameters, one traced run, schedgen + analyze.
+"""Steps (a)-(c): LogGP parameters, K traced runs (the median one is kept), schedgen + analyze.
 
 Each step writes its product into the campaign folder and is skipped when the product already
 exists, so a resumed campaign does not redo them. Commands and output go to <out>/logs/.
@@ -91,18 +91,35 @@ def reference_size_from_graph(goal_path):
     return size
 
 
-def trace_application(campaign, log=print):
-    """(b) one traced run at ΔL = 0; the timer library runs too, so the tracing overhead shows."""
-    trace_dir = campaign.path("trace")
-    done = campaign.path("trace.done.json")
+def trace_run_dirs(campaign, k):
+    """Trace k (1-based): its trace folder and the runtime timer's records of that run."""
+    return campaign.path(f"trace-{k}"), campaign.path(f"trace-{k}-runtime")
+
+
+def median_trace(campaign):
+    """Which of the K traced runs to model: the one whose traced runtime (from its runtime records)
+    is the median, the lower median for even K, earlier trace on ties. One traced run on a noisy
+    machine can be far off the typical run and every prediction inherits its computation times."""
+    runtimes = []
+    for k in range(1, campaign.trace_runs + 1):
+        _, runtime_dir = trace_run_dirs(campaign, k)
+        try:
+            runtimes.append(read_run(runtime_dir, campaign.ranks)[1])
+        except RecordError as e:
+            raise StepError(f"traced run {k}: {e}")
+    order = sorted(range(len(runtimes)), key=lambda i: (runtimes[i], i))
+    kept = order[(len(runtimes) - 1) // 2] + 1
+    return {"trace_dir": trace_run_dirs(campaign, kept)[0], "given": False, "kept_trace": kept,
+            "traced_runtime_ns": runtimes[kept - 1], "traced_runtimes_ns": runtimes}
+
+
+def _trace_once(campaign, k, log):
+    """Traced run k at ΔL = 0, skipped when a resumed campaign already finished it."""
+    trace_dir, runtime_dir = trace_run_dirs(campaign, k)
+    done = trace_dir + ".done"
     if os.path.exists(done):
-        return trace_dir
-    if campaign.given_trace:
-        with open(done, "w") as f:
-            json.dump({"trace_dir": os.path.abspath(campaign.given_trace), "given": True}, f)
-        return campaign.given_trace
+        return
     _require(campaign.tools.tracer_lib, "the tracer library")
-    runtime_dir = campaign.path("trace-runtime")
     for d in (trace_dir, runtime_dir):
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
@@ -111,15 +128,34 @@ def trace_application(campaign, log=print):
     env["LLAMP_RUNTIME_DIR"] = runtime_dir
     environment.with_preload(env, [campaign.tools.timer_lib, campaign.tools.tracer_lib])
     cmd = list(campaign.mpiexec) + ["-n", str(campaign.ranks)] + list(campaign.app)
-    _run_step(campaign, "trace", cmd, env)
+    _run_step(campaign, f"trace-{k}", cmd, env)
     try:
         _, traced_runtime = read_run(runtime_dir, campaign.ranks)
     except RecordError as e:
-        raise StepError(f"traced run: {e}")
-    with open(done, "w") as f:
-        json.dump({"trace_dir": trace_dir, "given": False, "traced_runtime_ns": traced_runtime}, f)
-    log(f"trace: {trace_dir} (traced run {traced_runtime / 1e9:.4f} s)")
-    return trace_dir
+        raise StepError(f"traced run {k}: {e}")
+    open(done, "w").close()
+    log(f"trace {k}/{campaign.trace_runs}: {trace_dir} (traced run {traced_runtime / 1e9:.4f} s)")
+
+
+def trace_application(campaign, log=print):
+    """(b) K traced runs at ΔL = 0 (--trace-runs); the one with the median runtime is modelled.
+    The timer library runs too, so the tracing overhead shows in the report."""
+    done = campaign.path("trace.done.json")
+    if os.path.exists(done):
+        return trace_location(campaign)
+    if campaign.given_trace:
+        with open(done, "w") as f:
+            json.dump({"trace_dir": os.path.abspath(campaign.given_trace), "given": True}, f)
+        return campaign.given_trace
+    for k in range(1, campaign.trace_runs + 1):
+        _trace_once(campaign, k, log)
+    chosen = median_trace(campaign)
+    with open(done + ".tmp", "w") as f:
+        json.dump(chosen, f, indent=2)
+    os.replace(done + ".tmp", done)
+    log(f"trace: keeping trace-{chosen['kept_trace']} (median of "
+        f"{', '.join(f'{t / 1e9:.4f}' for t in chosen['traced_runtimes_ns'])} s)")
+    return chosen["trace_dir"]
 
 
 def trace_location(campaign):

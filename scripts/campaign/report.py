@@ -15,12 +15,14 @@ def _prediction(campaign):
     return prediction_mod.load(analysis)
 
 
-def _traced_runtime(campaign):
+def _traced_runs(campaign):
+    """trace.done.json: the kept trace's runtime, every traced runtime and which one was kept
+    (a given --trace has none; a campaign from before --trace-runs has one runtime only)."""
     path = campaign.path("trace.done.json")
     if not os.path.exists(path):
-        return None
+        return {}
     with open(path) as f:
-        return json.load(f).get("traced_runtime_ns")
+        return json.load(f)
 
 
 def build(campaign):
@@ -50,8 +52,13 @@ def build(campaign):
         "failures": [r for r in records if r["status"] != runs.OK],
         "slots_without_success": [s.slot for s in campaign.schedule if not runs.slot_done(records, s.slot)],
         "deltas_without_measurement": missing,
-        "traced_runtime_ns": _traced_runtime(campaign),
     }
+    traced = _traced_runs(campaign)
+    result["traced_runtime_ns"] = traced.get("traced_runtime_ns")
+    result["traced_runtimes_ns"] = traced.get("traced_runtimes_ns",
+                                              [] if result["traced_runtime_ns"] is None else [result["traced_runtime_ns"]])
+    result["kept_trace"] = traced.get("kept_trace")
+    result["trace_dir"] = traced.get("trace_dir")
     if pred and measured_rows:
         measured = [r["mean_ns"] for r in measured_rows]
         predicted = [r["predicted_ns"] for r in measured_rows]
@@ -172,7 +179,11 @@ def markdown(campaign, result):
         base = next((r for r in result["per_delta"] if r["delta_ns"] == min(campaign.deltas_ns) and "mean_ns" in r), None)
         overhead = (f" ({100 * (result['traced_runtime_ns'] / base['mean_ns'] - 1):+.2f} % vs. the untraced mean)"
                     if base else "")
-        lines += [f"Traced run: {_s(result['traced_runtime_ns'])} s{overhead}.", ""]
+        kept = ""
+        if len(result["traced_runtimes_ns"]) > 1:
+            kept = (f" Kept trace-{result['kept_trace']}, the median of {len(result['traced_runtimes_ns'])} traced "
+                    f"runs: " + ", ".join(f"{_s(t)}" for t in result["traced_runtimes_ns"]) + " s.")
+        lines += [f"Traced run: {_s(result['traced_runtime_ns'])} s{overhead}.{kept}", ""]
     lines += ["| ΔL | runs ok / attempts | measured mean [s] | std [s] | CV | predicted [s] | error | λ_L | ρ_L |",
               "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in result["per_delta"]:

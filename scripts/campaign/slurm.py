@@ -1,6 +1,6 @@
 """Slurm mode: the campaign as three dependent jobs.
 
-  prepare  (parameters, trace, schedgen, analyze)         sbatch
+  prepare  (K traces, schedgen, parameters, analyze)      sbatch
   runs     (one array task per slot, throttled to %P)      sbatch --dependency=afterok:prepare
   report                                                   sbatch --dependency=afterany:runs
 
@@ -57,7 +57,9 @@ def submit(campaign, sbatch_args, parallel=1, log=print):
     prepared = os.path.exists(campaign.path("params.json")) and (
         campaign.no_prediction or os.path.exists(campaign.path("analysis.json")))
     if not prepared:
-        prep = _script(campaign, "prepare", max(2, campaign.ranks), 4 * campaign.timeout_s + 300,
+        # Every traced run and the parameter measurement may take two attempts of up to --timeout.
+        prep_time = 2 * (campaign.trace_runs + 1) * campaign.timeout_s + 300
+        prep = _script(campaign, "prepare", max(2, campaign.ranks), prep_time,
                        _self_command("prepare", campaign.out_dir), sbatch_args)
         jobs["prepare"] = _submit([prep])
         # A failed prepare must cancel the runs (and a failed array the report's wait) instead of

@@ -36,6 +36,11 @@ class LocalCampaignTest(unittest.TestCase):
             self.assertGreaterEqual(row["mean_ns"], 40e6, row)
             self.assertGreaterEqual(row["predicted_ns"], 40e6, row)
             self.assertLess(row["predicted_ns"], 10 * report["traced_runtime_ns"] + 1e9, row)
+        # Three traced runs (the default --trace-runs); the graph comes from the median one.
+        self.assertEqual(len(report["traced_runtimes_ns"]), 3)
+        self.assertEqual(report["traced_runtime_ns"], sorted(report["traced_runtimes_ns"])[1])
+        self.assertEqual(report["traced_runtimes_ns"][report["kept_trace"] - 1], report["traced_runtime_ns"])
+        self.assertEqual(report["trace_dir"], os.path.join(out, f"trace-{report['kept_trace']}"))
         self.assertGreaterEqual(report["rrmse"], 0)
         self.assertEqual(len(report["tolerance"]), 3)
         for name in ("params.json", "analysis.json", "app.goal", "report.md", "runs.csv", "summary.csv",

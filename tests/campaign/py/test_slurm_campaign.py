@@ -82,6 +82,9 @@ class SlurmCampaignTest(unittest.TestCase):
         if FULL_PIPELINE:
             self.assertIn("rrmse", report)
             self.assertGreater(report["per_delta"][0]["predicted_ns"], 0)
+            # The prepare job traced three times (default --trace-runs) and kept the median run.
+            self.assertEqual(len(report["traced_runtimes_ns"]), 3)
+            self.assertEqual(report["traced_runtime_ns"], sorted(report["traced_runtimes_ns"])[1])
 
         # Lose slot 1's successful run, then resume: only slot 1 is submitted again.
         lost = [r for r in rows if r["slot"] == "1" and r["status"] == "ok"][0]

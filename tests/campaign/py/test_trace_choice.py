@@ -1,0 +1,79 @@
+"""Which of K traced runs the campaign models (--trace-runs): the one whose traced runtime, read
+from the runtime timer's records, is the median; the lower median for even K. Hand-made records,
+no MPI."""
+import json
+import os
+import unittest
+
+from campaign_testlib import temp_dir
+
+from campaign import config, prepare, report
+
+
+def write_records(campaign, k, per_rank_ns):
+    """runtime-<rank>.txt of traced run k, as libllamp_runtime_timer.so writes them."""
+    _, runtime_dir = prepare.trace_run_dirs(campaign, k)
+    os.makedirs(runtime_dir, exist_ok=True)
+    for rank, ns in enumerate(per_rank_ns):
+        with open(os.path.join(runtime_dir, f"runtime-{rank}.txt"), "w") as f:
+            f.write(f"llamp-runtime rank {rank} size {len(per_rank_ns)} runtime_ns {ns} "
+                    f"init_end_ns 1000 finalize_start_ns {1000 + ns}\n")
+
+
+class TraceChoiceTest(unittest.TestCase):
+    def campaign(self, runtimes_ms):
+        c = config.Campaign(out_dir=temp_dir(self), app=["a"], ranks=2, deltas_ns=[0.0],
+                            trace_runs=len(runtimes_ms))
+        for k, ms in enumerate(runtimes_ms, start=1):
+            # The run's runtime is the slower rank's: rank 1 here.
+            write_records(c, k, [int(ms * 1e6) - 5000, int(ms * 1e6)])
+        return c
+
+    def test_odd_count_keeps_the_median_run(self):
+        c = self.campaign([192, 128, 150])
+        chosen = prepare.median_trace(c)
+        self.assertEqual(chosen["kept_trace"], 3)
+        self.assertEqual(chosen["traced_runtime_ns"], 150_000_000)
+        self.assertEqual(chosen["traced_runtimes_ns"], [192_000_000, 128_000_000, 150_000_000])
+        self.assertEqual(chosen["trace_dir"], c.path("trace-3"))
+
+    def test_even_count_keeps_the_lower_median(self):
+        c = self.campaign([190, 120, 160, 130])
+        chosen = prepare.median_trace(c)
+        self.assertEqual(chosen["kept_trace"], 4)  # sorted 120, 130, 160, 190: the lower median is 130
+        self.assertEqual(chosen["traced_runtime_ns"], 130_000_000)
+
+    def test_single_run_and_ties(self):
+        self.assertEqual(prepare.median_trace(self.campaign([170]))["kept_trace"], 1)
+        self.assertEqual(prepare.median_trace(self.campaign([140, 140, 140]))["kept_trace"], 2)
+
+    def test_missing_record_names_the_run(self):
+        c = self.campaign([150, 120, 130])
+        os.remove(os.path.join(prepare.trace_run_dirs(c, 2)[1], "runtime-1.txt"))
+        with self.assertRaisesRegex(prepare.StepError, "traced run 2: .*trace-2-runtime.*1 of 2 ranks"):
+            prepare.median_trace(c)
+
+    def test_finished_traces_are_not_redone(self):
+        # Every trace has its records and its done mark: trace_application only picks the median,
+        # so no MPI run (and no tracer library, which this campaign does not name) is needed.
+        c = self.campaign([150, 180, 120])
+        for k in (1, 2, 3):
+            os.makedirs(prepare.trace_run_dirs(c, k)[0])
+            open(prepare.trace_run_dirs(c, k)[0] + ".done", "w").close()
+        self.assertEqual(prepare.trace_application(c, log=lambda msg: None), c.path("trace-1"))
+        self.assertEqual(prepare.trace_location(c), c.path("trace-1"))
+
+    def test_report_lists_every_traced_runtime(self):
+        c = self.campaign([192, 128, 150])
+        with open(c.path("trace.done.json"), "w") as f:
+            json.dump(prepare.median_trace(c), f)
+        result = report.build(c)
+        self.assertEqual(result["traced_runtimes_ns"], [192_000_000, 128_000_000, 150_000_000])
+        self.assertEqual(result["kept_trace"], 3)
+        self.assertEqual(result["traced_runtime_ns"], 150_000_000)
+        self.assertIn("Kept trace-3, the median of 3 traced runs: 0.19200, 0.12800, 0.15000 s.",
+                      report.markdown(c, result))
+
+
+if __name__ == "__main__":
+    unittest.main()
