@@ -23,13 +23,11 @@ while [[ $# -gt 0 ]]; do
     *) echo "inject-overhead.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
-[[ -n $prefix ]] || prefix=$("$repo/scripts/build-patched-mpich.sh" --print-prefix)
-[[ -x $prefix/bin/mpicc ]] || { echo "inject-overhead.sh: no mpicc in $prefix" >&2; exit 1; }
-
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$prefix/bin/mpicc" -O2 -o "$work/probe" "$repo/tests/injector/inject_probe.c" \
-  -Wl,-rpath,"$prefix/lib"
+# shellcheck source=inject-probe-build.sh
+source "$repo/scripts/inject-probe-build.sh"
+prefix=$(build_inject_probe inject-overhead.sh "$prefix" "$work/probe")
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((r = 0; r < rounds; ++r)); do

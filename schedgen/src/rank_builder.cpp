@@ -372,6 +372,21 @@ void RankBuilder::free_requests(const Event& e) {
   release_ready();
 }
 
+// A receive that completed inside the call that posted it (Recv, Sendrecv, Mprobe): its record
+// is resolved at once from the call's status. Returns the record.
+uint32_t RankBuilder::receive_completed(const Event& e, int32_t src_pattern, int32_t tag_pattern, uint64_t capacity,
+                                        const trace::Completion* status, uint64_t pre_calc, uint64_t call_index) {
+  uint32_t rec = new_record(e.comm, src_pattern, tag_pattern, capacity, pre_calc, call_index);
+  int32_t src, tag;
+  uint64_t bytes;
+  if (!status_of(status, src_pattern, tag_pattern, capacity, src, tag, bytes))
+    throw Error(fmt::format("rank {} call {}: {} from a wildcard source or tag has no status in the trace", rank_,
+                            call_index, trace::call_name(e.call)));
+  resolve(rec, src, tag, bytes);
+  release_ready();
+  return rec;
+}
+
 // ---------------------------------------------------------------- call families
 
 void RankBuilder::handle_send(const Event& e, uint64_t call_index) {
@@ -390,15 +405,8 @@ void RankBuilder::handle_recv(const Event& e, uint64_t call_index) {
     return;
   }
   uint64_t c = flush_calc();
-  uint32_t rec = new_record(e.comm, e.peer, e.tag, e.bytes, c, call_index);
-  int32_t src, tag;
-  uint64_t bytes;
-  if (!status_of(e.completions.empty() ? nullptr : &e.completions[0], e.peer, e.tag, e.bytes, src, tag, bytes))
-    throw Error(fmt::format("rank {} call {}: {} from a wildcard source or tag has no status in the trace", rank_,
-                            call_index, trace::call_name(e.call)));
-  resolve(rec, src, tag, bytes);
-  release_ready();
-  Ref r = ref_of(rec);
+  const trace::Completion* st = e.completions.empty() ? nullptr : &e.completions[0];
+  Ref r = ref_of(receive_completed(e, e.peer, e.tag, e.bytes, st, c, call_index));
   if (r != kNone) {
     pending_req_.push_back(r);
     hold(r);
@@ -414,15 +422,8 @@ void RankBuilder::handle_sendrecv(const Event& e, uint64_t call_index) {
   Ref s = has_send ? make_send(e.comm, e.peer, e.tag, e.bytes, c, call_index) : kNone;
   Ref r = kNone;
   if (has_recv) {
-    uint32_t rec = new_record(e.comm, e.peer2, e.tag2, e.bytes2, c, call_index);
-    int32_t src, tag;
-    uint64_t bytes;
-    if (!status_of(e.completions.empty() ? nullptr : &e.completions[0], e.peer2, e.tag2, e.bytes2, src, tag, bytes))
-      throw Error(fmt::format("rank {} call {}: {} from a wildcard source or tag has no status in the trace", rank_,
-                              call_index, trace::call_name(e.call)));
-    resolve(rec, src, tag, bytes);
-    release_ready();
-    r = ref_of(rec);
+    const trace::Completion* st = e.completions.empty() ? nullptr : &e.completions[0];
+    r = ref_of(receive_completed(e, e.peer2, e.tag2, e.bytes2, st, c, call_index));
   }
   for (Ref x : {s, r})
     if (x != kNone) {
@@ -500,15 +501,7 @@ void RankBuilder::handle_mprobe(const Event& e, uint64_t call_index) {
   }
   uint64_t c = flush_calc();
   const trace::Completion& st = e.completions[0];
-  uint32_t rec = new_record(e.comm, e.peer, e.tag, st.bytes, c, call_index);
-  int32_t src, tag;
-  uint64_t bytes;
-  if (!status_of(&st, e.peer, e.tag, st.bytes, src, tag, bytes))
-    throw Error(fmt::format("rank {} call {}: {} has no status in the trace", rank_, call_index,
-                            trace::call_name(e.call)));
-  resolve(rec, src, tag, bytes);
-  release_ready();
-  Ref r = ref_of(rec);
+  Ref r = ref_of(receive_completed(e, e.peer, e.tag, st.bytes, &st, c, call_index));
   if (r != kNone) {
     pending_req_.push_back(r);
     hold(r);

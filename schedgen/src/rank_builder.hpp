@@ -107,6 +107,8 @@ class RankBuilder {
   uint32_t new_record(uint64_t comm, int32_t src_pattern, int32_t tag_pattern, uint64_t capacity, uint64_t pre_calc,
                       uint64_t call_index);
   void resolve(uint32_t rec, int32_t src, int32_t tag, uint64_t bytes);
+  uint32_t receive_completed(const trace::Event& e, int32_t src_pattern, int32_t tag_pattern, uint64_t capacity,
+                             const trace::Completion* status, uint64_t pre_calc, uint64_t call_index);
   void drop_record(uint32_t rec);
   void release_ready();
   void create_recv_vertex(uint32_t rec);
