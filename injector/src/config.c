@@ -14,13 +14,14 @@
  * often (every half period); see docs/injector.md. */
 #define LLAMP_DEFAULT_WATCH_PERIOD_NS 200000
 
-static llamp_inject_config settings = {0, 0, LLAMP_DEFAULT_WATCH_PERIOD_NS};
+static llamp_inject_config settings = {0, 0, LLAMP_DEFAULT_WATCH_PERIOD_NS, 1};
 
 int llamp_inject_config_parse(const char *delta_l, const char *stats, const char *watch_period,
-                              llamp_inject_config *out, char *err, size_t err_len)
+                              const char *arrival, llamp_inject_config *out, char *err,
+                              size_t err_len)
 {
     char why[160];
-    llamp_inject_config c = {0, 0, LLAMP_DEFAULT_WATCH_PERIOD_NS};
+    llamp_inject_config c = {0, 0, LLAMP_DEFAULT_WATCH_PERIOD_NS, 1};
 
     if (delta_l != NULL && *delta_l != '\0' &&
         llamp_parse_duration_ns(delta_l, &c.delta_ns, why, sizeof(why)) != 0) {
@@ -48,6 +49,19 @@ int llamp_inject_config_parse(const char *delta_l, const char *stats, const char
             return -1;
         }
     }
+    if (arrival != NULL && *arrival != '\0') {
+        /* "seen": ignore the senders' stamps and take the arrival when this
+         * process (or its thread) first polls the message, as injectors
+         * without a common clock must; for comparisons and clusters */
+        if (strcmp(arrival, "sent") == 0) {
+            c.arrival_at_send = 1;
+        } else if (strcmp(arrival, "seen") == 0) {
+            c.arrival_at_send = 0;
+        } else {
+            snprintf(err, err_len, "LLAMP_INJECT_ARRIVAL=%s: use sent (default) or seen", arrival);
+            return -1;
+        }
+    }
     *out = c;
     return 0;
 }
@@ -55,8 +69,8 @@ int llamp_inject_config_parse(const char *delta_l, const char *stats, const char
 int llamp_inject_configure(char *err, size_t err_len)
 {
     return llamp_inject_config_parse(getenv("LLAMP_DELTA_L"), getenv("LLAMP_INJECT_STATS"),
-                                     getenv("LLAMP_INJECT_WATCH_PERIOD"), &settings, err,
-                                     err_len);
+                                     getenv("LLAMP_INJECT_WATCH_PERIOD"),
+                                     getenv("LLAMP_INJECT_ARRIVAL"), &settings, err, err_len);
 }
 
 int llamp_inject_active(void)

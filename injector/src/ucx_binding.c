@@ -45,6 +45,7 @@ static struct {
     int64_t delta_ns;
     int64_t watch_ns;
     int stats;
+    int arrival_at_send; /* trust the senders' stamps (LLAMP_INJECT_ARRIVAL) */
 
     llamp_delay_queue queue;
     _Atomic uint64_t last_app_poll_ns; /* last ucp_worker_progress by the app */
@@ -62,6 +63,8 @@ static struct {
 
     uint64_t delayed_by_am[LLAMP_AM_ID_SLOTS];
     uint64_t delayed_gets; /* rendezvous get completions held 2 delta L */
+    uint64_t stamped;       /* messages whose arrival is the sender's stamp */
+    uint64_t due_when_seen; /* ... already due when this process saw them */
     uint64_t dropped_at_finalize;
     llamp_lateness lateness;
 } inj = {.worker_fd = -1, .epoll_fd = -1, .timer_fd = -1, .watch_fd = -1, .stop_fd = -1};
@@ -75,20 +78,40 @@ static inline uint64_t now_ns(void)
     return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
-/* UCX transport callback context: keep or copy the message, queue it. */
+/*
+ * UCX transport callback context: copy the message, queue it.  sent_ns is the
+ * sender's stamp (0 when the sender does not share our clock): the message
+ * arrived then, even if this process was computing and sees it only now, so
+ * delta L counts from there (paper 000, Fig. 8 d).  Without a stamp the
+ * arrival is taken now, i.e. as soon as this process or the thread polls.
+ */
 static ucs_status_t defer_am(void *arg, uint8_t am_id, void *data, size_t length,
-                             unsigned am_flags)
+                             unsigned am_flags, uint64_t sent_ns)
 {
     llamp_delayed_msg msg;
     ucs_status_t status;
 
     (void) arg;
     if (inj.worker == NULL) {
-        /* after llamp_inject_ucx_unbind (worker teardown): no more delays */
-        ucp_worker_llamp_dispatch(inj.unbound_worker, am_id, data, length, am_flags);
-        return (am_flags & UCT_CB_PARAM_FLAG_DESC) ? UCS_INPROGRESS : UCS_OK;
+        /* after llamp_inject_ucx_unbind (worker teardown): no more delays.
+         * data lies behind the send stamp inside a transport descriptor, so
+         * the handler must not keep it: without the DESC flag it copies what
+         * it needs, and UCT releases the descriptor on UCS_OK. */
+        ucp_worker_llamp_dispatch(inj.unbound_worker, am_id, data, length,
+                                  am_flags & ~(unsigned) UCT_CB_PARAM_FLAG_DESC);
+        return UCS_OK;
     }
-    msg.release_ns = now_ns() + (uint64_t) inj.delta_ns;
+    uint64_t now = now_ns();
+    if (!inj.arrival_at_send) {
+        sent_ns = 0;
+    }
+    uint64_t arrival = (sent_ns != 0 && sent_ns < now) ? sent_ns : now;
+    msg.release_ns = arrival + (uint64_t) inj.delta_ns;
+    msg.due_when_seen = msg.release_ns <= now;
+    if (inj.stats) {
+        inj.stamped += (sent_ns != 0);
+        inj.due_when_seen += msg.due_when_seen;
+    }
     msg.length = length;
     msg.am_id = am_id;
     /* Always copy: a kept transport descriptor would have to be released at
@@ -200,7 +223,9 @@ static unsigned release_due(void *arg)
         llamp_delayed_msg msg;
         llamp_delay_queue_pop(&inj.queue, &msg);
         if (inj.stats) {
-            llamp_lateness_add(&inj.lateness, (int64_t) (now - msg.release_ns));
+            if (!msg.due_when_seen) {
+                llamp_lateness_add(&inj.lateness, (int64_t) (now - msg.release_ns));
+            }
             if (msg.kind == LLAMP_HELD_RNDV_GET) {
                 ++inj.delayed_gets;
             } else {
@@ -246,6 +271,7 @@ int llamp_inject_ucx_bind(struct ucp_worker *worker, int rank, int (*trylock)(vo
     inj.delta_ns = cfg->delta_ns;
     inj.watch_ns = cfg->watch_period_ns;
     inj.stats = cfg->stats;
+    inj.arrival_at_send = cfg->arrival_at_send;
 
     status = ucp_worker_get_efd(worker, &inj.worker_fd);
     if (status != UCS_OK) {
@@ -445,9 +471,10 @@ static void print_stats(void)
     fprintf(stderr,
             "llamp-inject: rank=%d delta_l_ns=%" PRId64 " delayed=%" PRIu64
             " lateness_median_ns=%" PRId64 " lateness_p99_ns=%" PRId64
-            " lateness_max_ns=%" PRId64 " dropped_at_finalize=%" PRIu64 " by_type=%s\n",
+            " lateness_max_ns=%" PRId64 " dropped_at_finalize=%" PRIu64
+            " stamped=%" PRIu64 " due_when_seen=%" PRIu64 " by_type=%s\n",
             inj.rank, inj.delta_ns, total, median, p99, max, inj.dropped_at_finalize,
-            used ? by_type : "none");
+            inj.stamped, inj.due_when_seen, used ? by_type : "none");
 }
 
 void llamp_inject_ucx_unbind(void)

@@ -50,9 +50,9 @@ TEST(InjectorDuration, MalformedValuesAreRejectedWithTheReason) {
 TEST(InjectorConfig, UnsetAndZeroMeanOff) {
   llamp_inject_config c;
   char err[256];
-  ASSERT_EQ(llamp_inject_config_parse(nullptr, nullptr, nullptr, &c, err, sizeof err), 0);
+  ASSERT_EQ(llamp_inject_config_parse(nullptr, nullptr, nullptr, nullptr, &c, err, sizeof err), 0);
   EXPECT_EQ(c.delta_ns, 0);
-  ASSERT_EQ(llamp_inject_config_parse("0us", "0", nullptr, &c, err, sizeof err), 0);
+  ASSERT_EQ(llamp_inject_config_parse("0us", "0", nullptr, nullptr, &c, err, sizeof err), 0);
   EXPECT_EQ(c.delta_ns, 0);
   EXPECT_EQ(c.stats, 0);
 }
@@ -60,12 +60,25 @@ TEST(InjectorConfig, UnsetAndZeroMeanOff) {
 TEST(InjectorConfig, ErrorsNameTheVariableAndValue) {
   llamp_inject_config c;
   char err[256];
-  ASSERT_EQ(llamp_inject_config_parse("3 parsecs", nullptr, nullptr, &c, err, sizeof err), -1);
+  ASSERT_EQ(llamp_inject_config_parse("3 parsecs", nullptr, nullptr, nullptr, &c, err, sizeof err), -1);
   EXPECT_NE(std::string(err).find("LLAMP_DELTA_L=3 parsecs"), std::string::npos) << err;
-  ASSERT_EQ(llamp_inject_config_parse("1us", "yes", nullptr, &c, err, sizeof err), -1);
+  ASSERT_EQ(llamp_inject_config_parse("1us", "yes", nullptr, nullptr, &c, err, sizeof err), -1);
   EXPECT_NE(std::string(err).find("LLAMP_INJECT_STATS=yes"), std::string::npos) << err;
-  ASSERT_EQ(llamp_inject_config_parse("1us", "1", "100ns", &c, err, sizeof err), -1);
+  ASSERT_EQ(llamp_inject_config_parse("1us", "1", "100ns", nullptr, &c, err, sizeof err), -1);
   EXPECT_NE(std::string(err).find("LLAMP_INJECT_WATCH_PERIOD=100ns"), std::string::npos) << err;
+  ASSERT_EQ(llamp_inject_config_parse("1us", nullptr, nullptr, "later", &c, err, sizeof err), -1);
+  EXPECT_NE(std::string(err).find("LLAMP_INJECT_ARRIVAL=later"), std::string::npos) << err;
+}
+
+TEST(InjectorConfig, ArrivalIsTheSendStampUnlessSeenIsAsked) {
+  llamp_inject_config c;
+  char err[256];
+  ASSERT_EQ(llamp_inject_config_parse("1us", nullptr, nullptr, nullptr, &c, err, sizeof err), 0);
+  EXPECT_EQ(c.arrival_at_send, 1);
+  ASSERT_EQ(llamp_inject_config_parse("1us", nullptr, nullptr, "seen", &c, err, sizeof err), 0);
+  EXPECT_EQ(c.arrival_at_send, 0);
+  ASSERT_EQ(llamp_inject_config_parse("1us", nullptr, nullptr, "sent", &c, err, sizeof err), 0);
+  EXPECT_EQ(c.arrival_at_send, 1);
 }
 
 llamp_delayed_msg msg_at(uint64_t release, uint8_t tag) {

@@ -234,6 +234,34 @@ TEST(InjectorUnexpected, ReceivePostedAfterReleaseCompletesAtOnce) {
   EXPECT_GE(early.number("oneway_median_us"), d) << early.output;
 }
 
+TEST(InjectorOverlap, ComputeShorterThanTheWatchPeriodStillHidesDeltaL) {
+  // Overlap: the receiver says "go" and computes 150 us, shorter than the
+  // injector thread's 200 us watch period, so only the sender's stamp can
+  // tell when the data arrived.  It arrived delta L after the receiver left
+  // MPI and is due delta L later, well before the receive is posted: LogGP
+  // hides delta L behind the computation, and the receive must not wait.
+  // Counting from when the receiver's progress first saw the data would make
+  // the receive wait delta L.
+  const double d = 50;
+  std::ostringstream log;
+  bool passed = false;
+  for (int attempt = 1; attempt <= kAttempts && !passed; ++attempt) {
+    auto r = run_probe("LLAMP_INJECT_WATCH_PERIOD=200us " + delta(d), 2,
+                       "overlap 150 15 " + std::to_string(d + 25));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    log << r.output << load_average() << "\n";
+    passed = r.number("valid_trials") >= 5 && r.number("recv_wait_median_us") < d / 2;
+  }
+  EXPECT_TRUE(passed) << log.str();
+  // The same run with the arrival taken when the receiver first polls (the
+  // fallback where sender and receiver share no clock) waits for delta L:
+  // the check above is what the stamp buys.
+  auto seen = run_probe("LLAMP_INJECT_WATCH_PERIOD=200us LLAMP_INJECT_ARRIVAL=seen " + delta(d), 2,
+                        "overlap 150 15 " + std::to_string(d + 25));
+  ASSERT_EQ(seen.exit_code, 0) << seen.output;
+  EXPECT_GT(seen.number("recv_wait_median_us"), d / 2) << seen.output;
+}
+
 TEST(InjectorAnySource, WaitanyAndTestUnderThreadMultipleSeeDeltaL) {
   const double d = 50;
   std::ostringstream log;
