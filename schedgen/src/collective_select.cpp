@@ -1,5 +1,5 @@
 // Collective and algorithm names, which algorithms each collective offers, and MPICH 4.0.2's
-// default choices (the size thresholds of its MPIR_CVAR_*_MSG_SIZE defaults; docs/schedgen.md).
+// default choices (the thresholds of its built-in selection; docs/schedgen.md).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -34,7 +34,16 @@ constexpr A kReduceScatter[] = {A::RecursiveHalving, A::Pairwise};
 constexpr A kScan[] = {A::RecursiveDoubling};
 
 // MPICH 4.0.2 defaults of the thresholds its size-based selection uses.
-constexpr uint64_t kAllreduceShort = 2048;        // MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE
+// MPICH 4.0.2 does not use MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE (2048 B) any more: its built-in
+// selection (maint/tuning/coll/mpir/generic.json) takes recursive doubling up to 8 bytes, and
+// for built-in operations reduce-scatter + allgather once count >= pof2. Measured with the
+// injector at 2 ranks: 1 latency term per MPI_Allreduce of 1 double, 2 terms from 2 doubles on.
+constexpr uint64_t kAllreduceShort = 8;
+// ... while MPI_Iallreduce keeps 2048 bytes (mpir/generic.json, collective=iallreduce).
+constexpr uint64_t kIallreduceShort = 2048;
+// The trace has bytes, not element counts: reductions are taken to be on 8-byte elements
+// (double, int64), the common case; `--algo allreduce=...` overrides.
+constexpr uint64_t kReductionElementBytes = 8;
 constexpr uint64_t kBcastShort = 12288;           // MPIR_CVAR_BCAST_SHORT_MSG_SIZE
 constexpr uint64_t kBcastLong = 524288;           // MPIR_CVAR_BCAST_LONG_MSG_SIZE
 constexpr uint32_t kBcastMinProcs = 8;            // MPIR_CVAR_BCAST_MIN_PROCS
@@ -103,9 +112,10 @@ Algorithm choose_default(const CollSpec& s) {
       return A::ScatterRingAllgather;
     case CollKind::Reduce: return A::Binomial;
     case CollKind::Allreduce:
-      // MPICH also needs count >= pof2 for Rabenseifner; bytes stand in for the element count.
-      return s.bytes <= kAllreduceShort || s.bytes < (uint64_t{1} << (31 - __builtin_clz(p))) ? A::RecursiveDoubling
-                                                                                               : A::Rabenseifner;
+      return s.bytes <= (s.nonblocking ? kIallreduceShort : kAllreduceShort) ||
+                     s.bytes / kReductionElementBytes < (uint64_t{1} << (31 - __builtin_clz(p)))
+                 ? A::RecursiveDoubling
+                 : A::Rabenseifner;
     case CollKind::Gather:
     case CollKind::Scatter: return A::Binomial;
     case CollKind::Gatherv:

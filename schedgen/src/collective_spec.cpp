@@ -38,6 +38,17 @@ CollKind coll_kind_of(Call c) {
   throw Error(fmt::format("{} is not a collective", trace::call_name(c)));
 }
 
+bool is_nonblocking_collective(Call c) {
+  switch (c) {
+    case Call::Ibarrier: case Call::Ibcast: case Call::Ireduce: case Call::Iallreduce: case Call::Igather:
+    case Call::Igatherv: case Call::Iscatter: case Call::Iscatterv: case Call::Iallgather:
+    case Call::Iallgatherv: case Call::Ialltoall: case Call::Ialltoallv: case Call::Ialltoallw:
+    case Call::Ireduce_scatter: case Call::Ireduce_scatter_block: case Call::Iscan: case Call::Iexscan:
+      return true;
+    default: return false;
+  }
+}
+
 CollSpec make_spec(const CollCall& call, uint64_t segment_bytes) {
   const auto& ev = call.events;
   const uint32_t p = static_cast<uint32_t>(call.members.size());
@@ -46,6 +57,7 @@ CollSpec make_spec(const CollCall& call, uint64_t segment_bytes) {
   };
   CollSpec s;
   s.kind = coll_kind_of(ev[0]->call);
+  s.nonblocking = is_nonblocking_collective(ev[0]->call);
   s.size = p;
   s.segment_bytes = segment_bytes;
   for (uint32_t i = 0; i < p; ++i) {

@@ -236,12 +236,29 @@ TEST(SchedgenCollectives, NonblockingCollectiveOverlapsComputation) {
 
 TEST(SchedgenCollectives, DefaultsFollowMpichSizes) {
   CollSpec s;
+  // MPICH 4.0.2's selection (mpir/generic.json): recursive doubling up to 8 bytes or while
+  // count < pof2, reduce-scatter + allgather above. At 2 ranks the injector measures 1 latency
+  // term for 1 double and 2 terms from 2 doubles on.
   s.kind = CollKind::Allreduce;
+  s.size = 2;
+  s.bytes = 8;
+  EXPECT_EQ(choose_default(s), Algorithm::RecursiveDoubling);
+  s.bytes = 16;
+  EXPECT_EQ(choose_default(s), Algorithm::Rabenseifner);
   s.size = 8;
+  s.bytes = 56;  // 7 doubles < pof2 = 8
+  EXPECT_EQ(choose_default(s), Algorithm::RecursiveDoubling);
+  s.bytes = 64;
+  EXPECT_EQ(choose_default(s), Algorithm::Rabenseifner);
+  s.bytes = 4096;
+  EXPECT_EQ(choose_default(s), Algorithm::Rabenseifner);
+  // MPI_Iallreduce keeps the 2048-byte threshold (measured: 1 term for 32 doubles at 2 ranks).
+  s.nonblocking = true;
   s.bytes = 2048;
   EXPECT_EQ(choose_default(s), Algorithm::RecursiveDoubling);
-  s.bytes = 2049;
+  s.bytes = 2056;
   EXPECT_EQ(choose_default(s), Algorithm::Rabenseifner);
+  s.nonblocking = false;
   s.kind = CollKind::Bcast;
   s.bytes = 1000;
   EXPECT_EQ(choose_default(s), Algorithm::Binomial);

@@ -62,6 +62,7 @@ struct CollSpec {
   // Alltoallv/w: bytes from rank i to rank j at [i * size + j]. Empty: every entry is `bytes`.
   std::vector<uint64_t> matrix;
   bool in_place = false;                // MPI_IN_PLACE (MPICH's default choices depend on it)
+  bool nonblocking = false;             // MPI_I...: MPICH selects some of these differently
   uint64_t segment_bytes = 64 << 10;    // pipelined ring bcast segment size
 
   uint64_t count(uint32_t r) const { return counts.empty() ? bytes : counts[r]; }
