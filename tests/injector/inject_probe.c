@@ -274,6 +274,30 @@ static void overlap(double compute_us, int trials, double min_gap_us)
     free(wait);
 }
 
+/* Messages to oneself (Irecv + Send + Wait on MPI_COMM_WORLD), `reps` times
+ * on every rank: the median time of one round.  They cross no network, so
+ * the injector must not delay them; MPICH passes them to UCX like any other
+ * message (with MPIR_CVAR_NOLOCAL=1 as the injector sets it). */
+static void selfsend(int bytes, int reps)
+{
+    char *out = calloc(1, bytes < 8 ? 8 : bytes), *in = calloc(1, bytes < 8 ? 8 : bytes);
+    double *t = malloc(sizeof(double) * reps);
+    for (int i = 0; i < reps; ++i) {
+        MPI_Request q;
+        double t0 = now_us();
+        MPI_Irecv(in, bytes, MPI_BYTE, rank, 11, MPI_COMM_WORLD, &q);
+        MPI_Send(out, bytes, MPI_BYTE, rank, 11, MPI_COMM_WORLD);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        t[i] = now_us() - t0;
+    }
+    double median = quantile(t, reps, 0.5), worst = 0;
+    MPI_Reduce(&median, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank == 0) printf("self_round_median_us=%.3f\n", worst);
+    free(out);
+    free(in);
+    free(t);
+}
+
 /* ANY_SOURCE + Waitany + Test loop, MPI_THREAD_MULTIPLE; one-way measured. */
 static void anysource(int reps)
 {
@@ -465,6 +489,7 @@ int main(int argc, char **argv)
     else if (!strcmp(what, "fig8")) fig8((int) a, b > 0 ? (int) b : 1);
     else if (!strcmp(what, "unexpected")) unexpected(a, b > 0 ? (int) b : 1, c);
     else if (!strcmp(what, "overlap")) overlap(a, b > 0 ? (int) b : 1, c);
+    else if (!strcmp(what, "selfsend")) selfsend((int) a, b > 0 ? (int) b : 1);
     else if (!strcmp(what, "anysource")) anysource((int) a);
     else if (!strcmp(what, "collective")) collective((int) a);
     else if (!strcmp(what, "flood")) flood((long) a);

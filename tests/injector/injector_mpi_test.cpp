@@ -262,6 +262,20 @@ TEST(InjectorOverlap, ComputeShorterThanTheWatchPeriodStillHidesDeltaL) {
   EXPECT_GT(seen.number("recv_wait_median_us"), d / 2) << seen.output;
 }
 
+TEST(InjectorSelf, MessagesToOneselfAreNotDelayed) {
+  // A message a rank sends itself crosses no network (the model charges it
+  // nothing), but UCX carries it over shared memory like any other: eager
+  // and rendezvous sizes must still take microseconds, not delta L = 1 ms.
+  // (Delaying them cost every MPI_Alltoall, which sends each rank its own
+  // block, one extra delta L.)
+  const double d = 1000;
+  for (int bytes : {64, 65536}) {
+    auto r = run_probe(delta(d), 2, "selfsend " + std::to_string(bytes) + " 50");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_LT(r.number("self_round_median_us"), d / 10) << bytes << " B\n" << r.output;
+  }
+}
+
 TEST(InjectorAnySource, WaitanyAndTestUnderThreadMultipleSeeDeltaL) {
   const double d = 50;
   std::ostringstream log;
