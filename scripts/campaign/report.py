@@ -64,6 +64,7 @@ def build(campaign):
         predicted = [r["predicted_ns"] for r in measured_rows]
         result["rmse_ns"] = stats.rmse(measured, predicted)
         result["rrmse"] = stats.rrmse(measured, predicted)
+        result["rrmse_noise_floor"] = stats.noise_floor(measured_rows)
         every_run = [(t, r["predicted_ns"]) for r in measured_rows for t in r["runtimes_ns"]]
         result["rmse_all_runs_ns"] = stats.rmse([a for a, _ in every_run], [b for _, b in every_run])
         result["rrmse_all_runs"] = result["rmse_all_runs_ns"] / stats.mean([a for a, _ in every_run])
@@ -157,7 +158,10 @@ def markdown(campaign, result):
         lines += [f"**RRMSE {100 * result['rrmse']:.2f} %** (RMSE {result['rmse_ns'] / 1e9:.5f} s) over "
                   f"{len([r for r in result['per_delta'] if 'mean_ns' in r])} ΔL values; over every single run: "
                   f"RRMSE {100 * result['rrmse_all_runs']:.2f} %. Mean error (measured − predicted) "
-                  f"{result['mean_error_ns'] / 1e9:+.5f} s.", ""]
+                  f"{result['mean_error_ns'] / 1e9:+.5f} s.", "",
+                  f"Noise floor: an exact prediction would still show RRMSE "
+                  f"{100 * result['rrmse_noise_floor']:.2f} % from the run-to-run spread of the measured means "
+                  f"(√(mean of std²/n) / mean); more runs per ΔL lower it.", ""]
         if "response" in result:
             r = result["response"]
             lines += [f"Response to latency (least-squares slope of runtime over ΔL, s per s): measured "

@@ -47,6 +47,19 @@ def rrmse(measured, predicted):
     return rmse(measured, predicted) / mean(measured)
 
 
+def noise_floor(rows):
+    """The RRMSE an exact prediction would still show, because each measured mean carries the
+    run-to-run noise of its runs: sqrt(mean over ΔL of std² / n) / mean over ΔL of the means (std
+    is the sample standard deviation of the n ok runs). A ΔL with one run adds nothing (its noise
+    is unknown). An RRMSE near this floor cannot tell the prediction from noise; more runs
+    (--reps) lower the floor by sqrt(n)."""
+    measured = [r for r in rows if "mean_ns" in r]
+    if not measured:
+        raise ValueError("a noise floor needs at least one measured ΔL")
+    variance_of_means = [r["std_ns"] ** 2 / r["runs_ok"] if r["runs_ok"] >= 2 else 0.0 for r in measured]
+    return math.sqrt(mean(variance_of_means)) / mean([r["mean_ns"] for r in measured])
+
+
 def tolerance_from_curve(deltas, values, pct):
     """Largest ΔL with value(ΔL) <= (1 + pct/100) value(first ΔL), the first crossing linearly
     interpolated. Returns (ΔL, reached): reached is False when the curve stays below the bound

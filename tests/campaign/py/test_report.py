@@ -76,6 +76,11 @@ class ReportTest(unittest.TestCase):
         self.assertAlmostEqual(r["response"]["measured_slope"], 5500.0, places=6)
         self.assertAlmostEqual(r["response"]["predicted_slope"], 5750.0, places=6)
         self.assertEqual(r["slots_without_success"], [])
+        # Noise floor: two runs per ΔL, 0.02, 0.02 and 0.04 s apart: sample std 0.01414, 0.01414,
+        # 0.02828 s; std²/n = 1e-4, 1e-4, 4e-4 s²; sqrt(mean) = 0.01414 s over a mean of 1.0633 s.
+        floor = math.sqrt((1e-4 + 1e-4 + 4e-4) / 3) * 1e9 / ((1.01e9 + 1.06e9 + 1.12e9) / 3)
+        self.assertAlmostEqual(r["rrmse_noise_floor"], floor, places=9)
+        self.assertIn("Noise floor", report.markdown(c, r))
 
     def test_tolerances(self):
         c = hand_made_campaign(self)
