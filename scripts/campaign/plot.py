@@ -26,6 +26,8 @@ def figure(campaign, result, path):
         top.plot([r["delta_ns"] / 1e3 for r in grid_rows], [r["predicted_ns"] / 1e9 for r in grid_rows], "-",
                  color="tab:blue", label="LLAMP prediction", zorder=2)
         title += f"   RRMSE = {100 * result['rrmse']:.2f} %"
+        if "rrmse_noise_floor" in result:
+            title += f" (noise floor {100 * result['rrmse_noise_floor']:.2f} %)"
         for i, t in enumerate(result.get("tolerance", [])):
             c = _COLOURS[i % len(_COLOURS)]
             if t["predicted_reached_in_range"]:
