@@ -36,9 +36,19 @@ GenerationContext::GenerationContext(graph::GraphSink* target, const Options& op
       num_ranks(ranks),
       drop(drop_set),
       matcher([this](const P2PKey& key, const PendingOp& s, const PendingOp& r) {
-        sink.message(static_cast<uint32_t>(key.src), s.vertex, static_cast<uint32_t>(key.dst), r.vertex);
+        const auto src = static_cast<uint32_t>(key.src), dst = static_cast<uint32_t>(key.dst);
+        sink.message(src, s.vertex, dst, r.vertex);
         ++stats.p2p_messages;
         if (s.bytes != r.bytes) ++size_mismatches;
+        if (s.ack_vertex != PendingOp::kNoAck) {
+          // A synchronous send completes only once its receive has matched: the receiver
+          // acknowledges (MPICH over UCX: EAGER_SYNC_ACK; above the rendezvous threshold the ATS
+          // arrives at the same time), one more latency back to the sender.
+          uint64_t ack = sink.send(dst, 0, src, sync_ack_tag(key.comm, key.tag));
+          sink.requires_edge(dst, ack, r.vertex);
+          sink.message(dst, ack, src, s.ack_vertex);
+          ++stats.sync_acks;
+        }
       }) {}
 
 std::vector<int32_t> GenerationContext::members(uint64_t comm, uint32_t rank, uint64_t call_index) const {

@@ -108,6 +108,9 @@ struct GenerationContext {
   uint64_t size_mismatches = 0;
 
   bool dropped(uint32_t rank, uint64_t op_seq) const { return drop && drop->contains(rank, op_seq); }
+  // Graph tag of the acknowledgements of synchronous sends on (comm, tag): a stream of its own,
+  // so acknowledgements pair in the order their messages matched.
+  int32_t sync_ack_tag(uint64_t comm, int32_t tag) { return tags.p2p(comm ^ (uint64_t{1} << 63), tag); }
   // Members of `comm` as seen by world rank `rank`; throws if the trace never created it.
   std::vector<int32_t> members(uint64_t comm, uint32_t rank, uint64_t call_index) const;
 };

@@ -128,7 +128,8 @@ void RankBuilder::unhold(Ref r) {
 // ---------------------------------------------------------------- sends
 
 RankBuilder::Ref RankBuilder::make_send(uint64_t comm, int32_t dst, int32_t tag, uint64_t bytes, uint64_t after,
-                                        uint64_t call_index) {
+                                        uint64_t call_index, bool sync, Ref* ack) {
+  if (ack) *ack = kNone;
   if (dst < 0 || static_cast<uint32_t>(dst) >= ctx_.num_ranks)
     throw Error(fmt::format("rank {} call {}: send to rank {} outside the world of {} ranks", rank_, call_index, dst,
                             ctx_.num_ranks));
@@ -139,8 +140,19 @@ RankBuilder::Ref RankBuilder::make_send(uint64_t comm, int32_t dst, int32_t tag,
   }
   uint64_t v = sink_.send(rank_, bytes, static_cast<uint32_t>(dst), ctx_.tags.p2p(comm, tag));
   if (after != kNone) sink_.requires_edge(rank_, v, after);
-  ctx_.matcher.add_send({comm, static_cast<int32_t>(rank_), dst, tag}, {v, call_index, bytes, seq});
+  PendingOp op{v, call_index, bytes, seq};
+  if (sync) {
+    // Posted with the send and waiting only for the acknowledgement (generation_context.cpp), so
+    // it needs no edge of its own: what completes the send requires it.
+    op.ack_vertex = sink_.recv(rank_, 0, static_cast<uint32_t>(dst), ctx_.sync_ack_tag(comm, tag));
+    if (ack) *ack = op.ack_vertex;
+  }
+  ctx_.matcher.add_send({comm, static_cast<int32_t>(rank_), dst, tag}, op);
   return v;
+}
+
+bool RankBuilder::is_synchronous(trace::Call c) {
+  return c == trace::Call::Ssend || c == trace::Call::Issend || c == trace::Call::Ssend_init;
 }
 
 // ---------------------------------------------------------------- receives
@@ -338,6 +350,8 @@ void RankBuilder::complete(const Event& e, uint64_t call_index) {
       pending_req_.push_back(r);
       hold(r);
     }
+    if (q.ack != kNone) pending_req_.push_back(q.ack);
+    q.ack = kNone;
     for (Ref r : q.ops) unhold(r);
     q.ops.clear();
     q.record = -1;
@@ -395,8 +409,10 @@ void RankBuilder::handle_send(const Event& e, uint64_t call_index) {
     return;
   }
   uint64_t c = flush_calc();
-  Ref s = make_send(e.comm, e.peer, e.tag, e.bytes, c, call_index);
+  Ref ack;
+  Ref s = make_send(e.comm, e.peer, e.tag, e.bytes, c, call_index, is_synchronous(e.call), &ack);
   pending_req_.push_back(s != kNone ? s : c);
+  if (ack != kNone) pending_req_.push_back(ack);
 }
 
 void RankBuilder::handle_recv(const Event& e, uint64_t call_index) {
@@ -443,7 +459,7 @@ void RankBuilder::handle_isend_irecv(const Event& e, uint64_t call_index, bool i
   }
   uint64_t c = flush_calc();
   if (is_send) {
-    Ref s = make_send(e.comm, e.peer, e.tag, e.bytes, c, call_index);
+    Ref s = make_send(e.comm, e.peer, e.tag, e.bytes, c, call_index, is_synchronous(e.call), &q.ack);
     if (s != kNone) q.ops.push_back(s);
   } else {
     uint32_t rec = new_record(e.comm, e.peer, e.tag, e.bytes, c, call_index);
@@ -465,6 +481,7 @@ void RankBuilder::handle_start(const Event& e, uint64_t call_index) {
     if (tmpl.active) ++ctx_.stats.never_completed;
     for (Ref r : tmpl.ops) unhold(r);
     tmpl.ops.clear();
+    tmpl.ack = kNone;
     tmpl.record = -1;
     tmpl.active = true;
     if (tmpl.peer == trace::kProcNull) {
@@ -473,7 +490,7 @@ void RankBuilder::handle_start(const Event& e, uint64_t call_index) {
     }
     if (c == kNone) c = flush_calc();
     if (tmpl.is_send) {
-      Ref s = make_send(tmpl.comm, tmpl.peer, tmpl.tag, tmpl.bytes, c, call_index);
+      Ref s = make_send(tmpl.comm, tmpl.peer, tmpl.tag, tmpl.bytes, c, call_index, tmpl.sync, &tmpl.ack);
       if (s != kNone) tmpl.ops.push_back(s);
     } else {
       uint32_t rec = new_record(tmpl.comm, tmpl.peer, tmpl.tag, tmpl.bytes, c, call_index);
@@ -529,6 +546,7 @@ void RankBuilder::on_event(const Event& e, uint64_t call_index) {
       q.peer = e.peer;
       q.tag = e.tag;
       q.bytes = e.bytes;
+      q.sync = is_synchronous(e.call);
       bool inserted;
       Request& slot = requests_.get_or_insert(e.request, inserted);
       if (!inserted)

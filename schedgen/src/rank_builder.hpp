@@ -93,8 +93,11 @@ class RankBuilder {
     uint64_t comm = 0;
     int32_t peer = 0, tag = 0;
     uint64_t bytes = 0;
+    bool sync = false;  // MPI_Ssend_init
     // active instance
     OpList ops;
+    Ref ack = kNone;  // synchronous send: the acknowledgement its completion also waits for (only
+                      // its end: an irequires edge on it would wait for the receiver's match)
     int64_t record = -1;  // receive record of an active receive
   };
 
@@ -103,7 +106,11 @@ class RankBuilder {
   void account_time(const trace::Event& e);
   uint64_t flush_calc();
   // Creates a send (or nothing for dropped ones) that starts after `after`; enters it for matching.
-  Ref make_send(uint64_t comm, int32_t dst, int32_t tag, uint64_t bytes, uint64_t after, uint64_t call_index);
+  // A synchronous send also gets the vertex that receives its acknowledgement, returned in *ack
+  // (kNone otherwise): the operation completes when both have.
+  Ref make_send(uint64_t comm, int32_t dst, int32_t tag, uint64_t bytes, uint64_t after, uint64_t call_index,
+                bool sync = false, Ref* ack = nullptr);
+  static bool is_synchronous(trace::Call c);
   uint32_t new_record(uint64_t comm, int32_t src_pattern, int32_t tag_pattern, uint64_t capacity, uint64_t pre_calc,
                       uint64_t call_index);
   void resolve(uint32_t rec, int32_t src, int32_t tag, uint64_t bytes);

@@ -133,6 +133,35 @@ TEST(SchedgenP2P, AnySourceTakesTheSenderThatMatched) {
   EXPECT_EQ(peer_rank(g, 0, 4), 1u);
 }
 
+// A synchronous send completes only when its receive has matched: the receiver acknowledges with
+// a 0-byte message of its own stream, and what follows the Wait requires that acknowledgement
+// (the measured cost of MPI_Issend under the injector: two latencies, not one).
+TEST(SchedgenP2P, SynchronousSendWaitsForTheAcknowledgement) {
+  TraceSpec t(2);
+  t[0].compute(100).isend(1, 5, 64, /*request*/ 3).call = Call::Issend;
+  t[0].compute(20).wait(Call::Wait, {3}, {{3}});
+  t[0].compute(10);
+  t[1].compute(400).recv(0, 5, 64, 0, 5);
+  t[1].compute(10);
+  Stats st;
+  graph::Graph g = build_graph(t.write("issend"), {}, &st);
+  EXPECT_EQ(st.p2p_messages, 1u);
+  EXPECT_EQ(st.sync_acks, 1u);
+  EXPECT_EQ(g.num_messages(), 2u);
+  // rank 0: calc, send, ack receive (0 bytes, from rank 1), calc, calc after the Wait
+  EXPECT_EQ(kinds_of(g, 0), "c s r c c");
+  EXPECT_EQ(value(g, 0, 2), 0u);
+  EXPECT_EQ(peer_rank(g, 0, 2), 1u);
+  EXPECT_EQ(preds_of(g, 0, 2), V{});  // posted with the send, waits only for its message
+  EXPECT_EQ(preds_of(g, 0, 3), V{"I1"});  // the computation overlapping the send does not wait
+  EXPECT_EQ(preds_of(g, 0, 4), (V{"R1", "R2", "R3"}));
+  // rank 1: the acknowledgement leaves once the receive has completed
+  EXPECT_EQ(kinds_of(g, 1), "c r s c");
+  EXPECT_EQ(preds_of(g, 1, 2), V{"R1"});
+  EXPECT_EQ(peer_local(g, 1, 2), 2u);
+  EXPECT_EQ(peer_local(g, 0, 1), 1u);
+}
+
 // One operation instance per Start; the template itself is no vertex.
 TEST(SchedgenP2P, PersistentRequestsOneInstancePerStart) {
   TraceSpec t(2);

@@ -37,6 +37,7 @@ struct Stats {
   uint64_t recv_vertices = 0;
   uint64_t edges = 0;
   uint64_t p2p_messages = 0;      // matched application send/receive pairs
+  uint64_t sync_acks = 0;         // acknowledgements added for synchronous sends (MPI_Ssend ...)
   uint64_t collective_messages = 0;
   uint64_t collectives = 0;       // collective calls (instances, not per rank)
   uint64_t dropped_sends = 0;     // --allow-unmatched
