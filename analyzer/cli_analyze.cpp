@@ -108,8 +108,8 @@ NetworkModel build_model(const AnalyzeArgs& a, const LogGP& p, const graph::Grap
     return homogeneous_model(p);
   }
   if (!a.node_map.empty() && a.ranks_per_node > 0) throw Error("give either --node-map or --ranks-per-node");
-  NodeMap nodes = a.node_map.empty() ? block_node_map(g.num_ranks, a.ranks_per_node)
-                                     : read_node_map(a.node_map, g.num_ranks);
+  NodeMap nodes =
+      a.node_map.empty() ? block_node_map(g.num_ranks, a.ranks_per_node) : read_node_map(a.node_map, g.num_ranks);
   if (nodes_out) *nodes_out = nodes;
   double L_intra = a.L_intra.empty() ? p.L_ns : units::parse_time_ns(a.L_intra, "--L-intra");
   double G_intra = a.G_intra.empty() ? p.G_ns_per_byte : units::parse_time_ns(a.G_intra, "--G-intra (time per byte)");
@@ -127,7 +127,8 @@ void run_analyze(const AnalyzeArgs& a) {
   for (auto& [flag, value] : a.flags) set_loggp_flag(params, flag, value);
   const LogGP p = resolve(params);
   if (p.g_ns > 0)
-    fmt::print(stderr, "llamp: note: g = {} ns is not part of the path model (as in LLAMP's LP); it is ignored\n", p.g_ns);
+    fmt::print(stderr, "llamp: note: g = {} ns is not part of the path model (as in LLAMP's LP); it is ignored\n",
+               p.g_ns);
 
   const graph::Graph g = graph::load_graph(a.graph);
   NodeMap nodes;
@@ -145,10 +146,12 @@ void run_analyze(const AnalyzeArgs& a) {
   Analysis result = a.solver == "clp" ? analyze_lp(g, engine.model(), opt) : analyze(engine, opt);
   nlohmann::json report = to_json(result, g);
 
-  if (!a.topology.empty()) report["topology"] = topology_report(engine, parse_topology(a.topology), opt.tolerance_percent, result.T);
+  if (!a.topology.empty())
+    report["topology"] = topology_report(engine, parse_topology(a.topology), opt.tolerance_percent, result.T);
   if (!engine.model().homogeneous()) report["pairwise"] = pairwise_sensitivity(engine, opt.top);
   if (!a.place_out.empty()) {
-    if (engine.model().homogeneous()) throw Error("--place needs a heterogeneous model (--node-map or --ranks-per-node)");
+    if (engine.model().homogeneous())
+      throw Error("--place needs a heterogeneous model (--node-map or --ranks-per-node)");
     PlacementResult pr = optimize_placement(engine, nodes);
     write_text(a.place_out, machine_file(pr, nodes));
     report["placement"] = to_json(pr);
@@ -171,23 +174,28 @@ void run_analyze(const AnalyzeArgs& a) {
 void register_cli(CLI::App& app) {
   auto args = std::make_shared<AnalyzeArgs>();
   CLI::App* sub = app.add_subcommand(
-      "analyze", "Runtime, latency/bandwidth sensitivity (λ, ρ), critical latencies and tolerance of an execution graph");
+      "analyze",
+      "Runtime, latency/bandwidth sensitivity (λ, ρ), critical latencies and tolerance of an execution graph");
   sub->add_option("graph", args->graph, "execution graph (GOAL text or llamp binary)")->required();
   sub->add_option("--params", args->params, "LogGP parameter file (llamp-loggp JSON); flags override it");
   for (const char* f : {"L", "o", "g", "G", "S", "o-send", "o-recv", "O"}) {
     std::string flag = fmt::format("--{}", f);
     std::string help = std::string(f) == "S" ? "rendezvous threshold with unit (256KiB) or inf"
                        : (std::string(f) == "G" || std::string(f) == "O") ? "time per byte with unit (0.018ns)"
-                                                                             : "time with unit (3us)";
-    sub->add_option_function<std::string>(flag, [args, f](const std::string& v) { args->flags[f] = v; }, help);
+                                                                          : "time with unit (3us)";
+    sub->add_option_function<std::string>(
+        flag, [args, f](const std::string& v) { args->flags[f] = v; }, help);
   }
-  sub->add_option("--range", args->range, "latency range MIN:MAX for critical latencies and the curve (default 0:100us)");
+  sub->add_option("--range", args->range,
+                  "latency range MIN:MAX for critical latencies and the curve (default 0:100us)");
   sub->add_option("--step", args->step, "Algorithm 2 style sweep with this resolution (e.g. 1us); default: exact");
   sub->add_option("--tolerance", args->tolerance, "tolerance percentages (default 1,2,5)");
   sub->add_option("--json", args->json, "write the JSON report to FILE ('-': stdout, no text summary)");
   sub->add_option("--csv", args->csv, "write the T(L) curve as CSV to FILE ('-': stdout)");
-  sub->add_option("--plot", args->plot, "plot T and λ_L/ρ_L against ΔL to a PNG (needs /usr/bin/python3 with matplotlib)");
-  sub->add_option("--measured", args->measured, "CSV of measured runtimes (delta_L_ns,T_ns) to overlay on --plot (RRMSE)");
+  sub->add_option("--plot", args->plot,
+                  "plot T and λ_L/ρ_L against ΔL to a PNG (needs /usr/bin/python3 with matplotlib)");
+  sub->add_option("--measured", args->measured,
+                  "CSV of measured runtimes (delta_L_ns,T_ns) to overlay on --plot (RRMSE)");
   sub->add_flag("--no-path", args->no_path, "skip the critical path report");
   sub->add_option("--solver", args->solver, "native (default) or clp: the paper's LP route solved by COIN-OR Clp")
       ->check(CLI::IsMember({"native", "clp"}));
@@ -201,7 +209,8 @@ void register_cli(CLI::App& app) {
   sub->add_option("--topology", args->topology, "fattree:k=K,tiers=T or dragonfly:g=G,a=A,p=P (with a node map)");
   sub->add_option("--wire-latency", args->wire_latency, "latency of one wire (topology model)");
   sub->add_option("--switch-delay", args->switch_delay, "delay of one switch (topology model)");
-  sub->add_option("--place", args->place_out, "optimise the rank placement (Algorithm 3) and write an MPICH machine file");
+  sub->add_option("--place", args->place_out,
+                  "optimise the rank placement (Algorithm 3) and write an MPICH machine file");
   sub->callback([args] { run_analyze(*args); });
   register_lp_cli(app);
 }

@@ -40,8 +40,8 @@ Curve curve_from_walk(const lp::CriticalLatencyWalk& walk, double x_min, double 
     }
     if (!best) throw Error("LP route: Algorithm 2 solved no LP");
     const lp::LpPoint& r = *best;
-    c.segments.push_back(Segment{xs[i], xs[i + 1], r.T + r.lambda_L * (xs[i] - r.L),
-                                 r.T + r.lambda_L * (xs[i + 1] - r.L), r.lambda_L});
+    c.segments.push_back(
+        Segment{xs[i], xs[i + 1], r.T + r.lambda_L * (xs[i] - r.L), r.T + r.lambda_L * (xs[i + 1] - r.L), r.lambda_L});
   }
   c.evaluations = walk.solves.size();
   return c;

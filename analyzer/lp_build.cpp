@@ -38,8 +38,8 @@ class Builder {
  public:
   Builder(const Graph& g, const NetworkModel& m, const LpBounds& base) : g_(g), m_(m), p_(m.loggp) {
     if (!m.homogeneous() && m.node_of_rank.size() != g.num_ranks)
-      throw Error(fmt::format("{}: the rank → node map has {} ranks, the graph {}", g.source,
-                              m.node_of_rank.size(), g.num_ranks));
+      throw Error(fmt::format("{}: the rank → node map has {} ranks, the graph {}", g.source, m.node_of_rank.size(),
+                              g.num_ranks));
     lp_.base = base;
     lp_.source = g.source;
     lp_.col_l = add_column(ColumnRole::Latency, graph::kNoVertex, base.xL, 0);
@@ -154,9 +154,7 @@ class Builder {
       if (x.b != y.b) return x.b < y.b;
       return x.c > y.c;
     });
-    auto same_shape = [](const Expr& x, const Expr& y) {
-      return x.var == y.var && x.a == y.a && x.b == y.b;
-    };
+    auto same_shape = [](const Expr& x, const Expr& y) { return x.var == y.var && x.a == y.a && x.b == y.b; };
     inputs.erase(std::unique(inputs.begin(), inputs.end(), same_shape), inputs.end());
     if (inputs.size() == 1) return inputs[0];
     const int y = add_column(role, v, 0, 0);
@@ -218,10 +216,14 @@ LpProblem build_lp(const Graph& g, const LogGP& params) {
 std::string column_name(const Graph& g, const LpProblem& lp, int col) {
   const ColumnRole role = lp.col_role.at(col);
   switch (role) {
-    case ColumnRole::Latency: return "l";
-    case ColumnRole::Gap: return "g";
-    case ColumnRole::Runtime: return "t";
-    default: break;
+    case ColumnRole::Latency:
+      return "l";
+    case ColumnRole::Gap:
+      return "g";
+    case ColumnRole::Runtime:
+      return "t";
+    default:
+      break;
   }
   const VertexId v = lp.col_vertex[col];
   const char* what = role == ColumnRole::Start ? "start" : role == ColumnRole::End ? "end" : "hs";

@@ -47,11 +47,11 @@ void register_lp_cli(CLI::App& app) {
   sub->add_option("--params", args->params, "LogGP parameter file (llamp-loggp JSON); flags override it");
   for (const char* f : {"L", "o", "g", "G", "S", "o-send", "o-recv", "O"}) {
     const std::string name = f;
-    const std::string help = name == "S"                  ? "rendezvous threshold with unit (256KiB) or inf"
+    const std::string help = name == "S"                    ? "rendezvous threshold with unit (256KiB) or inf"
                              : (name == "G" || name == "O") ? "time per byte with unit (0.018ns)"
                                                             : "time with unit (3us)";
-    sub->add_option_function<std::string>(fmt::format("--{}", f),
-                                          [args, name](const std::string& v) { args->flags[name] = v; }, help);
+    sub->add_option_function<std::string>(
+        fmt::format("--{}", f), [args, name](const std::string& v) { args->flags[name] = v; }, help);
   }
   sub->callback([args] { run_lp(*args); });
 }

@@ -44,8 +44,7 @@ void write_lp_file(const graph::Graph& g, const LpProblem& lp, const std::string
     model->writeLp(path.c_str(), "", 1e-12, 10, 9, 1.0, true);
   } else {
     // formatType 1: numbers with extra accuracy (still standard MPS every solver reads).
-    if (model->writeMps(path.c_str(), 1, 2, 1.0) != 0)
-      throw Error(fmt::format("{}: writing MPS failed", path));
+    if (model->writeMps(path.c_str(), 1, 2, 1.0) != 0) throw Error(fmt::format("{}: writing MPS failed", path));
   }
   std::FILE* f = std::fopen(path.c_str(), "rb");
   bool empty = true;

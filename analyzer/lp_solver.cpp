@@ -33,12 +33,18 @@ bool same_slope(double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(
 
 const char* status_text(int status) {
   switch (status) {
-    case 0: return "optimal";
-    case 1: return "primal infeasible";
-    case 2: return "dual infeasible (unbounded)";
-    case 3: return "stopped on iterations or time";
-    case 4: return "stopped due to errors";
-    default: return "unknown status";
+    case 0:
+      return "optimal";
+    case 1:
+      return "primal infeasible";
+    case 2:
+      return "dual infeasible (unbounded)";
+    case 3:
+      return "stopped on iterations or time";
+    case 4:
+      return "stopped due to errors";
+    default:
+      return "unknown status";
   }
 }
 
@@ -49,8 +55,8 @@ const char* status_text(int status) {
 // the walk left no unexplored stretch between the regions, i.e. with step = 0).
 double breakpoint(const LpPoint& above, const LpPoint& below) {
   if (same_slope(above.lambda_L, below.lambda_L)) return below.L;
-  const double x = (below.T - above.T + above.lambda_L * above.L - below.lambda_L * below.L) /
-                   (above.lambda_L - below.lambda_L);
+  const double x =
+      (below.T - above.T + above.lambda_L * above.L - below.lambda_L * below.L) / (above.lambda_L - below.lambda_L);
   if (std::isfinite(x) && x >= below.L && x <= above.L) return x;
   return std::clamp(above.feasible_low, below.L, above.L);
 }
@@ -62,15 +68,15 @@ std::unique_ptr<ClpSimplex> make_clp_model(const LpProblem& lp) {
   std::vector<int> lengths(lp.num_rows());
   for (int r = 0; r < lp.num_rows(); ++r) lengths[r] = static_cast<int>(starts[r + 1] - starts[r]);
   // Row-ordered matrix (isColOrdered = false): minor dimension = columns.
-  CoinPackedMatrix matrix(false, lp.num_cols(), lp.num_rows(), lp.num_nonzeros(),
-                          lp.row_value.data(), lp.row_index.data(), starts.data(), lengths.data());
+  CoinPackedMatrix matrix(false, lp.num_cols(), lp.num_rows(), lp.num_nonzeros(), lp.row_value.data(),
+                          lp.row_index.data(), starts.data(), lengths.data());
   std::vector<double> col_lower(lp.col_lower), col_upper(lp.col_upper.size());
   std::transform(lp.col_upper.begin(), lp.col_upper.end(), col_upper.begin(), clp_bound);
   std::vector<double> row_upper(lp.num_rows(), COIN_DBL_MAX);
   auto model = std::make_unique<ClpSimplex>();
   model->setLogLevel(0);
-  model->loadProblem(matrix, col_lower.data(), col_upper.data(), lp.objective.data(),
-                     lp.row_lower.data(), row_upper.data());
+  model->loadProblem(matrix, col_lower.data(), col_upper.data(), lp.objective.data(), lp.row_lower.data(),
+                     row_upper.data());
   model->setOptimizationDirection(1.0);
   return model;
 }
@@ -123,8 +129,7 @@ LpPoint LpSolver::solve_at(double L) {
   }
   solved_once_ = true;
   if (m.status() != 0)
-    throw Error(fmt::format("{}: Clp did not solve the LP at L = {} ns: {}", lp_.source, L,
-                            status_text(m.status())));
+    throw Error(fmt::format("{}: Clp did not solve the LP at L = {} ns: {}", lp_.source, L, status_text(m.status())));
   LpPoint pt;
   pt.L = L;
   pt.T = m.primalColumnSolution()[lp_.col_t];
@@ -190,8 +195,7 @@ std::optional<double> LpSolver::max_gap(double T_bound, double G_min) {
   return maximize(lp_.col_g, G_min, lp_.col_l, lp_.base.xL, T_bound);
 }
 
-std::optional<double> LpSolver::maximize(int col, double lower, int fixed_col, double fixed_value,
-                                         double T_bound) {
+std::optional<double> LpSolver::maximize(int col, double lower, int fixed_col, double fixed_value, double T_bound) {
   ClpSimplex m(*clp_);  // a copy: the runtime LP keeps its warm basis
   std::vector<double> objective(lp_.num_cols(), 0.0);
   objective[col] = -1.0;  // max col
@@ -204,8 +208,7 @@ std::optional<double> LpSolver::maximize(int col, double lower, int fixed_col, d
   const char* what = col == lp_.col_l ? "latency" : "gap per byte";
   if (m.isProvenDualInfeasible()) return std::nullopt;
   if (m.isProvenPrimalInfeasible())
-    throw Error(fmt::format("{}: no {} >= {} keeps the runtime within {} ns", lp_.source, what, lower,
-                            T_bound));
+    throw Error(fmt::format("{}: no {} >= {} keeps the runtime within {} ns", lp_.source, what, lower, T_bound));
   if (m.status() != 0)
     throw Error(fmt::format("{}: Clp did not solve the tolerance LP for the {}: {}", lp_.source, what,
                             status_text(m.status())));

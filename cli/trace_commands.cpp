@@ -177,10 +177,7 @@ std::string completions_text(const Event& e) {
 }
 
 json event_json(uint32_t rank, const Event& e) {
-  json j = {{"rank", rank},
-            {"call", trace::call_name(e.call)},
-            {"t_start_ns", e.t_start_ns},
-            {"t_end_ns", e.t_end_ns}};
+  json j = {{"rank", rank}, {"call", trace::call_name(e.call)}, {"t_start_ns", e.t_start_ns}, {"t_end_ns", e.t_end_ns}};
   if (e.thread) j["thread"] = e.thread;
   if (e.comm != trace::kCommWorld) j["comm"] = e.comm;
   if (e.peer != trace::kNoRank) j["peer"] = e.peer;
@@ -220,10 +217,9 @@ void print_event(const std::string& format, uint32_t rank, const Event& e) {
   } else if (format == "csv") {
     fmt::print("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", rank,
                trace::call_name(e.call), e.t_start_ns, e.t_end_ns, e.thread, e.comm, e.peer, e.tag, e.bytes, e.root,
-               e.peer2, e.tag2, e.bytes2, e.request, join_u64(e.requests), completions_text(e),
-               join_u64(e.send_counts), join_u64(e.recv_counts),
-               e.new_comm == trace::kCommNull ? std::string() : std::to_string(e.new_comm), join_i32(e.members),
-               join_i32(e.remote_members), join_i64(e.counters), e.flags, e.value);
+               e.peer2, e.tag2, e.bytes2, e.request, join_u64(e.requests), completions_text(e), join_u64(e.send_counts),
+               join_u64(e.recv_counts), e.new_comm == trace::kCommNull ? std::string() : std::to_string(e.new_comm),
+               join_i32(e.members), join_i32(e.remote_members), join_i64(e.counters), e.flags, e.value);
   } else {
     std::string line = fmt::format("{:>4} {:>16} {:>8} {:<24}", rank, e.t_start_ns, e.t_end_ns - e.t_start_ns,
                                    trace::call_name(e.call));

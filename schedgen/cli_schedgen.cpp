@@ -41,8 +41,10 @@ void run(const CliArgs& a) {
     throw Error(fmt::format("-o {}: the output name must end in .goal (GOAL text) or .lgr (binary graph)", a.output));
   const std::string partial = a.output + ".partial";
   std::unique_ptr<graph::GraphSink> sink;
-  if (ext == ".goal") sink = std::make_unique<graph::GoalTextWriter>(partial);
-  else sink = std::make_unique<graph::BinaryGraphWriter>(partial);
+  if (ext == ".goal")
+    sink = std::make_unique<graph::GoalTextWriter>(partial);
+  else
+    sink = std::make_unique<graph::BinaryGraphWriter>(partial);
 
   auto t0 = std::chrono::steady_clock::now();
   Stats st;
@@ -57,8 +59,8 @@ void run(const CliArgs& a) {
     throw;
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  fmt::print("{}: {} ranks, {} events -> {} calc, {} send, {} recv vertices, {} edges\n", a.output, st.ranks,
-             st.events, st.calc_vertices, st.send_vertices, st.recv_vertices, st.edges);
+  fmt::print("{}: {} ranks, {} events -> {} calc, {} send, {} recv vertices, {} edges\n", a.output, st.ranks, st.events,
+             st.calc_vertices, st.send_vertices, st.recv_vertices, st.edges);
   fmt::print("  messages: {} point-to-point, {} inside {} collective calls; {:.2f} s ({:.1f} M events/s)\n",
              st.p2p_messages, st.collective_messages, st.collectives, secs,
              secs > 0 ? static_cast<double>(st.events) / secs / 1e6 : 0.0);
@@ -78,8 +80,7 @@ void register_cli(CLI::App& app) {
       "schedgen", "Turn a trace directory into an MPI execution graph (GOAL text or llamp's binary graph)");
   sub->add_option("trace_dir", args->trace_dir, "Trace directory written by the tracer (meta.json + rank files)")
       ->required();
-  sub->add_option("-o,--output", args->output, "Output graph: NAME.goal (GOAL text) or NAME.lgr (binary)")
-      ->required();
+  sub->add_option("-o,--output", args->output, "Output graph: NAME.goal (GOAL text) or NAME.lgr (binary)")->required();
   sub->add_option("--algo", args->algos,
                   "Collective algorithm, COLLECTIVE=ALGORITHM, repeatable (e.g. allreduce=ring bcast=binomial); "
                   "see docs/schedgen.md for the names and MPICH 4.0's defaults");

@@ -10,8 +10,8 @@ PACKAGES=(
   mpich libmpich-dev
   # libraries
   libzstd-dev zstd libcli11-dev nlohmann-json3-dev libfmt-dev coinor-libclp-dev libpapi-dev papi-tools
-  # tests and benchmarks
-  googletest libgtest-dev libgmock-dev libbenchmark-dev
+  # tests and benchmarks (clang-format: the formatting check)
+  googletest libgtest-dev libgmock-dev libbenchmark-dev clang-format
   # plots (matplotlib through /usr/bin/python3)
   python3 python3-matplotlib python3-numpy
   # the campaign's Slurm mode and its test (a private munged/slurmctld/slurmd)

@@ -70,11 +70,12 @@ nlohmann::json to_json(const Analysis& a, const graph::Graph& g) {
   json j;
   j["format"] = "llamp-analysis";
   j["version"] = 1;
-  j["graph"] = {{"source", a.source}, {"ranks", a.ranks}, {"vertices", a.vertices}, {"edges", a.edges},
-                {"messages", a.messages}};
-  j["params"] = {{"L_ns", a.loggp.L_ns}, {"o_send_ns", a.loggp.o_send_ns}, {"o_recv_ns", a.loggp.o_recv_ns},
-                 {"g_ns", a.loggp.g_ns}, {"G_ns_per_byte", a.loggp.G_ns_per_byte},
-                 {"O_ns_per_byte", a.loggp.O_ns_per_byte}, {"S_bytes", a.loggp.S_bytes}};
+  j["graph"] = {
+      {"source", a.source}, {"ranks", a.ranks}, {"vertices", a.vertices}, {"edges", a.edges}, {"messages", a.messages}};
+  j["params"] = {
+      {"L_ns", a.loggp.L_ns},      {"o_send_ns", a.loggp.o_send_ns},         {"o_recv_ns", a.loggp.o_recv_ns},
+      {"g_ns", a.loggp.g_ns},      {"G_ns_per_byte", a.loggp.G_ns_per_byte}, {"O_ns_per_byte", a.loggp.O_ns_per_byte},
+      {"S_bytes", a.loggp.S_bytes}};
   j["latency_variable"] = a.homogeneous ? "L" : "delta_L";
   j["L0_ns"] = a.L0;
   j["G0_ns_per_byte"] = a.G0;
@@ -86,12 +87,17 @@ nlohmann::json to_json(const Analysis& a, const graph::Graph& g) {
   j["critical_latencies_ns"] = a.curve.breakpoints;
   json curve = json::array();
   for (const Segment& s : a.curve.segments)
-    curve.push_back({{"L_begin_ns", s.x_begin}, {"L_end_ns", s.x_end}, {"T_begin_ns", s.T_begin},
-                     {"T_end_ns", s.T_end}, {"lambda_L", s.slope}});
+    curve.push_back({{"L_begin_ns", s.x_begin},
+                     {"L_end_ns", s.x_end},
+                     {"T_begin_ns", s.T_begin},
+                     {"T_end_ns", s.T_end},
+                     {"lambda_L", s.slope}});
   j["curve"] = curve;
   json tol = json::array();
   for (const Tolerance& t : a.tolerance) {
-    json e{{"percent", t.percent}, {"runtime_bound_ns", t.T_bound}, {"max_L_ns", opt_number(t.max_L)},
+    json e{{"percent", t.percent},
+           {"runtime_bound_ns", t.T_bound},
+           {"max_L_ns", opt_number(t.max_L)},
            {"max_G_ns_per_byte", opt_number(t.max_G)}};
     e["delta_L_ns"] = t.max_L ? json(*t.max_L - a.L0) : json(nullptr);
     e["min_bandwidth_GB_per_s"] = t.max_G && *t.max_G > 0 ? json(1.0 / *t.max_G) : json(nullptr);
@@ -108,17 +114,21 @@ nlohmann::json to_json(const Analysis& a, const graph::Graph& g) {
     cp["gap_bytes"] = p.gap_bytes;
     json ranks = json::array();
     for (uint32_t r = 0; r < p.rank_ns.size(); ++r)
-      if (p.rank_ns[r] > 0) ranks.push_back({{"rank", r}, {"ns", p.rank_ns[r]}, {"share", a.T > 0 ? p.rank_ns[r] / a.T : 0}});
+      if (p.rank_ns[r] > 0)
+        ranks.push_back({{"rank", r}, {"ns", p.rank_ns[r]}, {"share", a.T > 0 ? p.rank_ns[r] / a.T : 0}});
     cp["ranks"] = ranks;
     json pairs = json::array();
     for (auto& [k, v] : p.pairs)
-      pairs.push_back({{"src", k.first}, {"dst", k.second}, {"messages", v.messages},
-                       {"lambda_L", v.latency_terms}, {"lambda_G", v.gap_bytes}});
+      pairs.push_back({{"src", k.first},
+                       {"dst", k.second},
+                       {"messages", v.messages},
+                       {"lambda_L", v.latency_terms},
+                       {"lambda_G", v.gap_bytes}});
     cp["pairs"] = pairs;
     json top = json::array();
     for (auto& [v, ns] : p.top_vertices)
-      top.push_back({{"rank", g.rank_of(v)}, {"vertex", g.local_id(v)}, {"kind", graph::kind_name(g.kind[v])},
-                     {"ns", ns}});
+      top.push_back(
+          {{"rank", g.rank_of(v)}, {"vertex", g.local_id(v)}, {"kind", graph::kind_name(g.kind[v])}, {"ns", ns}});
     cp["top_vertices"] = top;
     j["critical_path"] = cp;
   }
@@ -131,47 +141,47 @@ std::string to_text(const Analysis& a, const graph::Graph& g) {
   using units::format_time_ns;
   std::string s;
   append(s, "graph      {}: {} ranks, {} vertices, {} edges, {} messages\n", a.source, a.ranks, a.vertices, a.edges,
-      a.messages);
+         a.messages);
   append(s, "model      LogGPS  L={} o_send={} o_recv={} G={:.6g} ns/B  S={} B{}\n", format_time_ns(a.loggp.L_ns),
-      format_time_ns(a.loggp.o_send_ns), format_time_ns(a.loggp.o_recv_ns), a.loggp.G_ns_per_byte,
-      a.loggp.S_bytes == UINT64_MAX ? std::string("inf") : std::to_string(a.loggp.S_bytes),
-      a.homogeneous ? "" : "  (heterogeneous: latencies per rank pair, sweep variable ΔL)");
+         format_time_ns(a.loggp.o_send_ns), format_time_ns(a.loggp.o_recv_ns), a.loggp.G_ns_per_byte,
+         a.loggp.S_bytes == UINT64_MAX ? std::string("inf") : std::to_string(a.loggp.S_bytes),
+         a.homogeneous ? "" : "  (heterogeneous: latencies per rank pair, sweep variable ΔL)");
   append(s, "runtime    T = {}\n", format_time_ns(a.T));
   append(s, "latency    λ_L = {:g}   ρ_L = {:.4f}\n", a.lambda_L, a.rho_L);
   append(s, "bandwidth  λ_G = {:g} B  ρ_G = {:.4f}\n", a.lambda_G, a.rho_G);
   if (!a.curve.segments.empty()) {
     append(s, "critical latencies in [{}, {}]: ", format_time_ns(a.curve.segments.front().x_begin),
-        format_time_ns(a.curve.segments.back().x_end));
+           format_time_ns(a.curve.segments.back().x_end));
     if (a.curve.breakpoints.empty()) append(s, "none\n");
     for (size_t i = 0; i < a.curve.breakpoints.size(); ++i)
       append(s, "{}{}", format_time_ns(a.curve.breakpoints[i]), i + 1 < a.curve.breakpoints.size() ? ", " : "\n");
     for (const Segment& seg : a.curve.segments)
-      append(s, "  L {:>12} .. {:>12}   λ_L = {:<6g} T = {} .. {}\n", format_time_ns(seg.x_begin), format_time_ns(seg.x_end),
-          seg.slope, format_time_ns(seg.T_begin), format_time_ns(seg.T_end));
+      append(s, "  L {:>12} .. {:>12}   λ_L = {:<6g} T = {} .. {}\n", format_time_ns(seg.x_begin),
+             format_time_ns(seg.x_end), seg.slope, format_time_ns(seg.T_begin), format_time_ns(seg.T_end));
   }
   for (const Tolerance& t : a.tolerance) {
     append(s, "tolerance {:g}%: T ≤ {}:  L ≤ {}", t.percent, format_time_ns(t.T_bound),
-        t.max_L ? format_time_ns(*t.max_L) : std::string("unbounded"));
+           t.max_L ? format_time_ns(*t.max_L) : std::string("unbounded"));
     if (t.max_L) append(s, " (ΔL = {})", format_time_ns(*t.max_L - a.L0));
     append(s, ",  G ≤ {}\n", t.max_G ? fmt::format("{:.6g} ns/B", *t.max_G) : std::string("unbounded"));
   }
   if (a.path) {
     const CriticalPath& p = *a.path;
     append(s, "critical path: {} vertices, latency {} ({} L terms), bandwidth {}\n", p.vertices.size(),
-        format_time_ns(p.latency_ns), p.latency_terms, format_time_ns(p.bandwidth_ns));
+           format_time_ns(p.latency_ns), p.latency_terms, format_time_ns(p.bandwidth_ns));
     std::vector<std::pair<double, uint32_t>> ranks;
     for (uint32_t r = 0; r < p.rank_ns.size(); ++r)
       if (p.rank_ns[r] > 0) ranks.emplace_back(p.rank_ns[r], r);
     std::sort(ranks.rbegin(), ranks.rend());
     for (size_t i = 0; i < ranks.size() && i < 8; ++i)
       append(s, "  rank {:<6} {:>12}  {:5.1f}%\n", ranks[i].second, format_time_ns(ranks[i].first),
-          a.T > 0 ? 100 * ranks[i].first / a.T : 0.0);
+             a.T > 0 ? 100 * ranks[i].first / a.T : 0.0);
     std::vector<std::pair<uint64_t, std::pair<uint32_t, uint32_t>>> pairs;
     for (auto& [k, v] : p.pairs) pairs.emplace_back(v.latency_terms, k);
     std::sort(pairs.rbegin(), pairs.rend());
     for (size_t i = 0; i < pairs.size() && i < 8; ++i)
       append(s, "  messages {} → {}: {} ({} L terms)\n", pairs[i].second.first, pairs[i].second.second,
-          p.pairs.at(pairs[i].second).messages, pairs[i].first);
+             p.pairs.at(pairs[i].second).messages, pairs[i].first);
     for (auto& [v, ns] : p.top_vertices) append(s, "  top: {}  {}\n", graph::describe_vertex(g, v), format_time_ns(ns));
   }
   append(s, "({} evaluations, {:.3f} s)\n", a.evaluations, a.seconds);

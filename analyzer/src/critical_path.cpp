@@ -97,7 +97,8 @@ CriticalPath walk(const Engine& e, size_t top) {
           from_end = !ir;
         }
       }
-      if (from == graph::kNoVertex || best.v < e.start_value(v) - 1e-9 * std::max(1.0, e.start_value(v))) break;  // path starts here
+      if (from == graph::kNoVertex || best.v < e.start_value(v) - 1e-9 * std::max(1.0, e.start_value(v)))
+        break;  // path starts here
       v = from;
       at_end = from_end;
     }

@@ -8,9 +8,7 @@
 namespace llamp::analyzer {
 namespace {
 
-Point eval(Engine& e, Sweep sweep, double x) {
-  return sweep == Sweep::L ? e.at_L(x) : e.at_G(x);
-}
+Point eval(Engine& e, Sweep sweep, double x) { return sweep == Sweep::L ? e.at_L(x) : e.at_G(x); }
 
 // Values agree when they differ by rounding only (sums of up to ~10^8 terms in ns).
 bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)}); }

@@ -17,8 +17,8 @@ Engine::Engine(const Graph& g, NetworkModel model) : g_(g), model_(std::move(mod
   order_ = graph::topological_order(g_, model_.loggp.S_bytes);
   if (!model_.homogeneous()) {
     if (model_.node_of_rank.size() != g_.num_ranks)
-      throw Error(fmt::format("the rank → node map has {} ranks, the graph {}", model_.node_of_rank.size(),
-                              g_.num_ranks));
+      throw Error(
+          fmt::format("the rank → node map has {} ranks, the graph {}", model_.node_of_rank.size(), g_.num_ranks));
     rank_.resize(g_.num_vertices());
     for (uint32_t r = 0; r < g_.num_ranks; ++r)
       for (uint64_t v = g_.rank_begin[r]; v < g_.rank_begin[r + 1]; ++v) rank_[v] = r;
@@ -29,13 +29,10 @@ Engine::Engine(const Graph& g, NetworkModel model) : g_(g), model_(std::move(mod
 }
 
 uint64_t Engine::memory_bytes() const {
-  return order_.capacity() * sizeof(VertexId) + rank_.capacity() * sizeof(uint32_t) +
-         state_.capacity() * sizeof(State);
+  return order_.capacity() * sizeof(VertexId) + rank_.capacity() * sizeof(uint32_t) + state_.capacity() * sizeof(State);
 }
 
-uint32_t Engine::route_of_send(VertexId send) const {
-  return model_.route_of(rank_of(send), rank_of(g_.peer[send]));
-}
+uint32_t Engine::route_of_send(VertexId send) const { return model_.route_of(rank_of(send), rank_of(g_.peer[send])); }
 
 double Engine::message_latency(VertexId send) const {
   uint32_t r = route_of_send(send);

@@ -25,7 +25,7 @@ struct RouteCost {
 
 // The parts of one message's cost (s = the send's bytes, sb = max(s − 1, 0)).
 struct MessageCost {
-  double o_send, o_recv;  // o_send + sb·O, o_recv + sb·O
+  double o_send, o_recv;            // o_send + sb·O, o_recv + sb·O
   double bytes_term, bytes_term_d;  // B(s) = sb·G and its slope
   const RouteCost* route;
   bool rendezvous;
@@ -69,7 +69,8 @@ struct Terms {
   // arrival of the request-to-send of a rendezvous one.
   Lin sender_arm(graph::VertexId s, const MessageCost& m) const {
     const Lin ss = start(s);
-    if (!m.rendezvous) return Lin{ss.v + m.o_send + m.route->lat + m.bytes_term, ss.d + m.route->lat_d + m.bytes_term_d};
+    if (!m.rendezvous)
+      return Lin{ss.v + m.o_send + m.route->lat + m.bytes_term, ss.d + m.route->lat_d + m.bytes_term_d};
     return Lin{ss.v + m.o_send + m.route->lat, ss.d + m.route->lat_d};
   }
 

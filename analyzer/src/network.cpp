@@ -71,7 +71,8 @@ NodeMap read_node_map(const std::string& path, uint32_t num_ranks) {
     } else if (words.size() != 1) {
       throw Error(fmt::format("{}:{}: expected 'node' or 'rank node'", path, lineno));
     }
-    if (rank >= num_ranks) throw Error(fmt::format("{}:{}: rank {} out of range (the graph has {} ranks)", path, lineno, rank, num_ranks));
+    if (rank >= num_ranks)
+      throw Error(fmt::format("{}:{}: rank {} out of range (the graph has {} ranks)", path, lineno, rank, num_ranks));
     if (seen[rank]) throw Error(fmt::format("{}:{}: rank {} placed twice", path, lineno, rank));
     seen[rank] = true;
     auto [it, fresh] = ids.emplace(node, static_cast<uint32_t>(map.node_names.size()));
@@ -113,7 +114,8 @@ std::vector<double> read_matrix(const std::string& path, uint32_t n) {
     }
   }
   if (m.size() != uint64_t{n} * n)
-    throw Error(fmt::format("{}: expected a {}×{} matrix ({} numbers), found {}", path, n, n, uint64_t{n} * n, m.size()));
+    throw Error(
+        fmt::format("{}: expected a {}×{} matrix ({} numbers), found {}", path, n, n, uint64_t{n} * n, m.size()));
   return m;
 }
 
@@ -122,7 +124,8 @@ std::vector<double> read_matrix(const std::string& path, uint32_t n) {
 NetworkModel matrix_model(const LogGP& p, const std::string& L_path, const std::string& G_path, uint32_t n) {
   if (n > 256) throw Error(fmt::format("latency matrices support up to 256 ranks (the graph has {})", n));
   std::vector<double> L = read_matrix(L_path, n);
-  std::vector<double> G = G_path.empty() ? std::vector<double>(uint64_t{n} * n, p.G_ns_per_byte) : read_matrix(G_path, n);
+  std::vector<double> G =
+      G_path.empty() ? std::vector<double>(uint64_t{n} * n, p.G_ns_per_byte) : read_matrix(G_path, n);
   NetworkModel m;
   m.loggp = p;
   m.num_nodes = n;

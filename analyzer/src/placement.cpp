@@ -20,8 +20,10 @@ nlohmann::json pairwise_sensitivity(Engine& e, size_t top) {
   });
   nlohmann::json out = nlohmann::json::array();
   for (size_t i = 0; i < pairs.size() && i < top; ++i)
-    out.push_back({{"src", pairs[i].first.first}, {"dst", pairs[i].first.second},
-                   {"lambda_L", pairs[i].second.latency_terms}, {"lambda_G", pairs[i].second.gap_bytes},
+    out.push_back({{"src", pairs[i].first.first},
+                   {"dst", pairs[i].first.second},
+                   {"lambda_L", pairs[i].second.latency_terms},
+                   {"lambda_G", pairs[i].second.gap_bytes},
                    {"route", e.model().route_name[e.model().route_of(pairs[i].first.first, pairs[i].first.second)]}});
   return out;
 }
@@ -29,8 +31,8 @@ nlohmann::json pairwise_sensitivity(Engine& e, size_t top) {
 namespace {
 
 // Network cost of the critical path's traffic between ranks i and j under a placement.
-double pair_cost(const NetworkModel& m, const std::vector<uint32_t>& node, uint32_t i, uint32_t j,
-                 const PairTraffic& t, double xL, double xG) {
+double pair_cost(const NetworkModel& m, const std::vector<uint32_t>& node, uint32_t i, uint32_t j, const PairTraffic& t,
+                 double xL, double xG) {
   const uint64_t n = m.num_nodes;
   const uint32_t r = m.route_of_node_pair[uint64_t{node[i]} * n + node[j]];
   return static_cast<double>(t.latency_terms) * (m.L_const[r] + m.L_coef[r] * xL) +
@@ -102,15 +104,18 @@ std::string machine_file(const PlacementResult& r, const NodeMap& nodes) {
 nlohmann::json to_json(const PlacementResult& r) {
   nlohmann::json swaps = nlohmann::json::array();
   for (auto& [a, b] : r.swaps) swaps.push_back({a, b});
-  return {{"runtime_before_ns", r.T_before}, {"runtime_after_ns", r.T_after}, {"swaps", swaps},
-          {"iterations", r.iterations}, {"node_of_rank", r.node_of_rank}};
+  return {{"runtime_before_ns", r.T_before},
+          {"runtime_after_ns", r.T_after},
+          {"swaps", swaps},
+          {"iterations", r.iterations},
+          {"node_of_rank", r.node_of_rank}};
 }
 
 std::string placement_text(const nlohmann::json& j, const std::string& path) {
   double before = j["runtime_before_ns"], after = j["runtime_after_ns"];
-  return fmt::format("placement: T {} → {} ({:+.3f}%) after {} swaps; machine file {}\n",
-                     units::format_time_ns(before), units::format_time_ns(after),
-                     before > 0 ? 100 * (after - before) / before : 0.0, j["swaps"].size(), path);
+  return fmt::format("placement: T {} → {} ({:+.3f}%) after {} swaps; machine file {}\n", units::format_time_ns(before),
+                     units::format_time_ns(after), before > 0 ? 100 * (after - before) / before : 0.0,
+                     j["swaps"].size(), path);
 }
 
 }  // namespace llamp::analyzer

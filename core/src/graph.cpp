@@ -8,9 +8,12 @@ namespace llamp::graph {
 
 const char* kind_name(VertexKind kind) {
   switch (kind) {
-    case VertexKind::Calc: return "calc";
-    case VertexKind::Send: return "send";
-    case VertexKind::Recv: return "recv";
+    case VertexKind::Calc:
+      return "calc";
+    case VertexKind::Send:
+      return "send";
+    case VertexKind::Recv:
+      return "recv";
   }
   return "invalid";
 }
@@ -28,9 +31,9 @@ uint32_t Graph::rank_of(VertexId v) const {
 
 uint64_t Graph::memory_bytes() const {
   return rank_begin.capacity() * sizeof(uint64_t) + kind.capacity() * sizeof(VertexKind) +
-         value.capacity() * sizeof(uint64_t) + tag.capacity() * sizeof(int32_t) +
-         peer.capacity() * sizeof(VertexId) + pred_begin.capacity() * sizeof(uint64_t) +
-         pred.capacity() * sizeof(uint32_t) + source_line.capacity() * sizeof(uint32_t);
+         value.capacity() * sizeof(uint64_t) + tag.capacity() * sizeof(int32_t) + peer.capacity() * sizeof(VertexId) +
+         pred_begin.capacity() * sizeof(uint64_t) + pred.capacity() * sizeof(uint32_t) +
+         source_line.capacity() * sizeof(uint32_t);
 }
 
 std::string describe_vertex(const Graph& g, VertexId v) {
@@ -112,8 +115,7 @@ void for_each_dependency(const Graph& g, VertexId v, uint64_t rendezvous_above, 
   if (g.kind[v] == VertexKind::Recv) f(g.peer[v]);
 }
 
-[[noreturn]] void report_cycle(const Graph& g, const std::vector<uint32_t>& indegree,
-                               uint64_t rendezvous_above) {
+[[noreturn]] void report_cycle(const Graph& g, const std::vector<uint32_t>& indegree, uint64_t rendezvous_above) {
   // Every unprocessed vertex has an unprocessed dependency; walking those must revisit a vertex,
   // and the first revisited one lies on a cycle.
   VertexId start = kNoVertex;

@@ -51,8 +51,7 @@ void BinaryGraphWriter::begin(uint32_t num_ranks) {
   num_edges_.assign(num_ranks, 0);
 }
 
-uint64_t BinaryGraphWriter::add_vertex(uint32_t rank, uint32_t kind, uint64_t value, uint32_t peer_rank,
-                                       int32_t tag) {
+uint64_t BinaryGraphWriter::add_vertex(uint32_t rank, uint32_t kind, uint64_t value, uint32_t peer_rank, int32_t tag) {
   if (!vertices_ || finished_) throw Error(path_ + ": vertex added outside begin()/finish()");
   if (rank >= num_ranks_ || (kind != 0 && peer_rank >= num_ranks_))
     throw Error(fmt::format("{}: rank {} / peer {} out of range ({} ranks)", path_, rank, peer_rank, num_ranks_));
@@ -74,8 +73,8 @@ uint64_t BinaryGraphWriter::recv(uint32_t rank, uint64_t bytes, uint32_t src, in
 }
 
 void BinaryGraphWriter::add_edge(uint32_t rank, uint64_t after, uint64_t before, bool irequires) {
-  if (!edges_ || finished_ || rank >= num_ranks_ || after >= num_vertices_[rank] ||
-      before >= num_vertices_[rank] || after == before)
+  if (!edges_ || finished_ || rank >= num_ranks_ || after >= num_vertices_[rank] || before >= num_vertices_[rank] ||
+      after == before)
     throw Error(fmt::format("{}: invalid edge {} → {} on rank {}", path_, before, after, rank));
   uint64_t rec[2] = {after, before | (irequires ? kIRequiresFlag : 0)};
   edges_->append(rank, {reinterpret_cast<const char*>(rec), sizeof rec});
@@ -207,7 +206,8 @@ Graph load_binary(const std::string& path) {
     fail(8, fmt::format("unsupported binary graph version {} (this llamp reads version {})", h.version,
                         kBinaryGraphVersion));
   if (h.num_ranks == 0 || h.num_ranks > kMaxRanks) fail(12, fmt::format("invalid number of ranks {}", h.num_ranks));
-  if (h.num_vertices > kMaxVertices) fail(16, fmt::format("{} vertices exceed the limit of {}", h.num_vertices, kMaxVertices));
+  if (h.num_vertices > kMaxVertices)
+    fail(16, fmt::format("{} vertices exceed the limit of {}", h.num_vertices, kMaxVertices));
   if (h.num_edges > (uint64_t{1} << 40) || h.num_messages > h.num_vertices)
     fail(24, "edge or message count is implausible");
   if (h.file_size != file.size()) fail(72, fmt::format("header says {} bytes, file has {}", h.file_size, file.size()));

@@ -201,8 +201,7 @@ void InMemoryGraphBuilder::finish() {
     const Impl::Rank& rk = I.ranks[r];
     for (uint64_t v = 0; v < rk.kind.size(); ++v)
       if (rk.kind[v] == VertexKind::Send && rk.peer_local[v] == kUnpaired)
-        I.fail(fmt::format("{}: send to rank {} tag {} is never received", I.where(r, v), rk.peer_rank[v],
-                           rk.tag[v]));
+        I.fail(fmt::format("{}: send to rank {} tag {} is never received", I.where(r, v), rk.peer_rank[v], rk.tag[v]));
   }
   I.finished = true;
 }

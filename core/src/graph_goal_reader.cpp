@@ -195,8 +195,7 @@ class Parser {
 
   uint64_t label_ref(uint32_t rank, const Token& t) const {
     auto it = labels_.find(t.text);
-    if (it == labels_.end())
-      lex_.fail(t.line, fmt::format("label '{}' is not defined (yet) in rank {}", t.text, rank));
+    if (it == labels_.end()) lex_.fail(t.line, fmt::format("label '{}' is not defined (yet) in rank {}", t.text, rank));
     return it->second;
   }
 

@@ -33,8 +33,8 @@ uint64_t GoalTextWriter::calc(uint32_t rank, uint64_t cost_ns) {
 
 uint64_t GoalTextWriter::add_comm(uint32_t rank, bool is_send, uint32_t peer_rank, int32_t tag) {
   if (peer_rank >= num_ranks_)
-    throw Error(fmt::format("{}: {} on rank {} names rank {} out of range", path_, is_send ? "send" : "recv",
-                            rank, peer_rank));
+    throw Error(
+        fmt::format("{}: {} on rank {} names rank {} out of range", path_, is_send ? "send" : "recv", rank, peer_rank));
   if (tag < 0) throw Error(fmt::format("{}: negative tag {} on rank {}", path_, tag, rank));
   uint64_t id = next_id(rank);
   auto& counts = streams_[is_send ? std::tuple{rank, peer_rank, tag} : std::tuple{peer_rank, rank, tag}];
@@ -79,14 +79,13 @@ void GoalTextWriter::message(uint32_t src_rank, uint64_t send_id, uint32_t dst_r
   const Pending& rp = r->second;
   if (sp.peer_rank != dst_rank || rp.peer_rank != src_rank || sp.tag != rp.tag)
     throw Error(fmt::format("{}: message {} → {} joins different streams (send to {} tag {}, recv from {} tag {})",
-                            path_, name(src_rank, send_id), name(dst_rank, recv_id), sp.peer_rank, sp.tag,
-                            rp.peer_rank, rp.tag));
+                            path_, name(src_rank, send_id), name(dst_rank, recv_id), sp.peer_rank, sp.tag, rp.peer_rank,
+                            rp.tag));
   if (sp.position != rp.position)
     throw Error(fmt::format(
         "{}: message {} → {} pairs send #{} with recv #{} of stream ({} → {}, tag {}); GOAL pairs in order, "
         "so write this graph in the binary format instead",
-        path_, name(src_rank, send_id), name(dst_rank, recv_id), sp.position, rp.position, src_rank, dst_rank,
-        sp.tag));
+        path_, name(src_rank, send_id), name(dst_rank, recv_id), sp.position, rp.position, src_rank, dst_rank, sp.tag));
   pending_.erase(s);
   pending_.erase(r);
 }

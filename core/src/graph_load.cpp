@@ -13,8 +13,7 @@ Graph load_graph(const std::string& path) {
   if (!in) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   char magic[sizeof kBinaryGraphMagic] = {};
   in.read(magic, sizeof magic);
-  if (in.gcount() == sizeof magic && std::memcmp(magic, kBinaryGraphMagic, sizeof magic) == 0)
-    return load_binary(path);
+  if (in.gcount() == sizeof magic && std::memcmp(magic, kBinaryGraphMagic, sizeof magic) == 0) return load_binary(path);
   return read_goal(path);
 }
 
@@ -26,9 +25,15 @@ void write_graph(const Graph& g, GraphSink& sink) {
       // Edges are written after their later endpoint, so sinks that need labels defined before
       // use (GOAL) are satisfied whatever order the producer used.
       switch (g.kind[v]) {
-        case VertexKind::Calc: sink.calc(r, g.value[v]); break;
-        case VertexKind::Send: sink.send(r, g.value[v], g.rank_of(g.peer[v]), g.tag[v]); break;
-        case VertexKind::Recv: sink.recv(r, g.value[v], g.rank_of(g.peer[v]), g.tag[v]); break;
+        case VertexKind::Calc:
+          sink.calc(r, g.value[v]);
+          break;
+        case VertexKind::Send:
+          sink.send(r, g.value[v], g.rank_of(g.peer[v]), g.tag[v]);
+          break;
+        case VertexKind::Recv:
+          sink.recv(r, g.value[v], g.rank_of(g.peer[v]), g.tag[v]);
+          break;
       }
       const auto id = static_cast<VertexId>(v);
       for (uint32_t e : g.preds(id)) {

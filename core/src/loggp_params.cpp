@@ -40,8 +40,8 @@ LogGPParams parse_loggp_params(std::string_view text, const std::string& name) {
   if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int64_t>() != kVersion)
     throw Error(fmt::format("{}: unsupported \"version\" {} (this llamp reads version {})", name,
                             j.contains("version") ? j["version"].dump() : "(missing)", kVersion));
-  static const char* known[] = {"format", "version", "L_ns", "o_ns", "g_ns", "G_ns_per_byte", "S_bytes",
-                                "o_send_ns", "o_recv_ns", "O_ns_per_byte", "measurement"};
+  static const char* known[] = {"format",  "version",   "L_ns",      "o_ns",          "g_ns",       "G_ns_per_byte",
+                                "S_bytes", "o_send_ns", "o_recv_ns", "O_ns_per_byte", "measurement"};
   for (auto& [key, value] : j.items()) {
     bool ok = false;
     for (const char* k : known) ok = ok || key == k;
@@ -96,22 +96,31 @@ void set_loggp_flag(LogGPParams& p, std::string_view flag, std::string_view valu
   for (char& c : f)
     if (c == '-') c = '_';
   const std::string what = "--" + std::string(flag);
-  if (f == "L") p.L_ns = units::parse_time_ns(value, what);
-  else if (f == "o") p.o_ns = units::parse_time_ns(value, what);
-  else if (f == "g") p.g_ns = units::parse_time_ns(value, what);
-  else if (f == "G") p.G_ns_per_byte = units::parse_time_ns(value, what + " (time per byte)");
-  else if (f == "O") p.O_ns_per_byte = units::parse_time_ns(value, what + " (time per byte)");
-  else if (f == "o_send") p.o_send_ns = units::parse_time_ns(value, what);
-  else if (f == "o_recv") p.o_recv_ns = units::parse_time_ns(value, what);
-  else if (f == "S") p.S_bytes = (value == "inf") ? std::numeric_limits<uint64_t>::max()
-                                                    : units::parse_size_bytes(value, what);
-  else throw Error(fmt::format("unknown LogGP parameter '{}' (use L, o, g, G, S, o_send, o_recv, O)", flag));
+  if (f == "L")
+    p.L_ns = units::parse_time_ns(value, what);
+  else if (f == "o")
+    p.o_ns = units::parse_time_ns(value, what);
+  else if (f == "g")
+    p.g_ns = units::parse_time_ns(value, what);
+  else if (f == "G")
+    p.G_ns_per_byte = units::parse_time_ns(value, what + " (time per byte)");
+  else if (f == "O")
+    p.O_ns_per_byte = units::parse_time_ns(value, what + " (time per byte)");
+  else if (f == "o_send")
+    p.o_send_ns = units::parse_time_ns(value, what);
+  else if (f == "o_recv")
+    p.o_recv_ns = units::parse_time_ns(value, what);
+  else if (f == "S")
+    p.S_bytes = (value == "inf") ? std::numeric_limits<uint64_t>::max() : units::parse_size_bytes(value, what);
+  else
+    throw Error(fmt::format("unknown LogGP parameter '{}' (use L, o, g, G, S, o_send, o_recv, O)", flag));
 }
 
 LogGP resolve(const LogGPParams& p) {
   auto need = [](const auto& v, const char* flag, const char* key) {
-    if (!v) throw Error(fmt::format("LogGP parameter {} is missing: give --{} or a --params file with \"{}\"", flag,
-                                    flag, key));
+    if (!v)
+      throw Error(
+          fmt::format("LogGP parameter {} is missing: give --{} or a --params file with \"{}\"", flag, flag, key));
     return *v;
   };
   LogGP r;

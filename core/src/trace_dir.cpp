@@ -71,12 +71,11 @@ TraceDir TraceDir::open(const std::string& dir) {
   for (uint32_t r = 0; r < t.meta.ranks; ++r) {
     const std::string file = (fs::path(dir) / rank_file_name(r)).string();
     if (!fs::exists(file))
-      throw Error(fmt::format("{}: missing (meta.json says {} ranks; rank {} wrote no trace)", file,
-                              t.meta.ranks, r));
+      throw Error(fmt::format("{}: missing (meta.json says {} ranks; rank {} wrote no trace)", file, t.meta.ranks, r));
     t.ranks.emplace_back(file);
     if (t.ranks.back().rank() != r || t.ranks.back().world_size() != t.meta.ranks)
-      throw Error(fmt::format("{}: header says rank {} of {}, expected rank {} of {}", file,
-                              t.ranks.back().rank(), t.ranks.back().world_size(), r, t.meta.ranks));
+      throw Error(fmt::format("{}: header says rank {} of {}, expected rank {} of {}", file, t.ranks.back().rank(),
+                              t.ranks.back().world_size(), r, t.meta.ranks));
   }
   return t;
 }

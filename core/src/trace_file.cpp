@@ -61,8 +61,8 @@ void TraceFileWriter::write_block(uint32_t thread, uint64_t base_ns, uint32_t ev
   size_t n = ZSTD_compress2(static_cast<ZSTD_CCtx*>(cctx_), compressed_.data() + sizeof(BlockHeader),
                             compressed_.size() - sizeof(BlockHeader), raw.data(), raw.size());
   if (ZSTD_isError(n)) throw Error(fmt::format("{}: zstd: {}", path_, ZSTD_getErrorName(n)));
-  BlockHeader h{kBlockMagic, thread, event_count, static_cast<uint32_t>(raw.size()),
-                static_cast<uint32_t>(n), 0, base_ns};
+  BlockHeader h{kBlockMagic, thread, event_count, static_cast<uint32_t>(raw.size()), static_cast<uint32_t>(n),
+                0,           base_ns};
   std::memcpy(compressed_.data(), &h, sizeof h);
   // One write per block: a crash leaves whole blocks or a detectably short tail.
   write_all(compressed_.data(), sizeof h + n);
@@ -77,8 +77,7 @@ void TraceFileWriter::close() {
   fd_ = -1;
 }
 
-EventFileWriter::EventFileWriter(const std::string& path, uint32_t rank, uint32_t world_size,
-                                 size_t block_raw_bytes)
+EventFileWriter::EventFileWriter(const std::string& path, uint32_t rank, uint32_t world_size, size_t block_raw_bytes)
     : file_(path, rank, world_size), block_raw_bytes_(block_raw_bytes), raw_(block_raw_bytes + 4096) {}
 
 void EventFileWriter::add(const Event& e) {
@@ -130,8 +129,8 @@ RankTraceReader::RankTraceReader(const std::string& path) : path_(path) {
   if (std::memcmp(header_.magic, kFileMagic, sizeof kFileMagic) != 0)
     throw Error(fmt::format("{}: offset 0: not an llamp trace file (bad magic)", path));
   if (header_.version != kFormatVersion)
-    throw Error(fmt::format("{}: offset 8: trace format version {} is not supported (this llamp reads {})",
-                            path, header_.version, kFormatVersion));
+    throw Error(fmt::format("{}: offset 8: trace format version {} is not supported (this llamp reads {})", path,
+                            header_.version, kFormatVersion));
   if (header_.header_bytes < sizeof header_ || header_.rank >= header_.world_size)
     throw Error(fmt::format("{}: offset 10: inconsistent header (header size {}, rank {}, world size {})", path,
                             header_.header_bytes, header_.rank, header_.world_size));

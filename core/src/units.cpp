@@ -50,22 +50,18 @@ std::optional<double> size_factor(std::string_view unit) {
 
 }  // namespace
 
-double parse_time_ns(std::string_view text, std::string_view what,
-                     std::optional<std::string_view> default_unit) {
+double parse_time_ns(std::string_view text, std::string_view what, std::optional<std::string_view> default_unit) {
   auto [value, unit] = split_number(text, what);
   if (unit.empty()) {
-    if (!default_unit)
-      throw Error(fmt::format("{}: '{}' needs a time unit (ns, us, ms or s), e.g. '3us'", what, text));
+    if (!default_unit) throw Error(fmt::format("{}: '{}' needs a time unit (ns, us, ms or s), e.g. '3us'", what, text));
     unit = *default_unit;
   }
   auto factor = time_factor(unit);
-  if (!factor)
-    throw Error(fmt::format("{}: unknown time unit '{}' in '{}' (use ns, us, ms or s)", what, unit, text));
+  if (!factor) throw Error(fmt::format("{}: unknown time unit '{}' in '{}' (use ns, us, ms or s)", what, unit, text));
   return value * *factor;
 }
 
-uint64_t parse_size_bytes(std::string_view text, std::string_view what,
-                          std::optional<std::string_view> default_unit) {
+uint64_t parse_size_bytes(std::string_view text, std::string_view what, std::optional<std::string_view> default_unit) {
   auto [value, unit] = split_number(text, what);
   if (unit.empty()) {
     if (!default_unit)
@@ -74,8 +70,7 @@ uint64_t parse_size_bytes(std::string_view text, std::string_view what,
   }
   auto factor = size_factor(unit);
   if (!factor)
-    throw Error(fmt::format("{}: unknown size unit '{}' in '{}' (use B, KiB, MiB, GiB, KB, MB, GB)",
-                            what, unit, text));
+    throw Error(fmt::format("{}: unknown size unit '{}' in '{}' (use B, KiB, MiB, GiB, KB, MB, GB)", what, unit, text));
   double bytes = value * *factor;
   if (bytes != std::floor(bytes) || bytes > 1.8e19)
     throw Error(fmt::format("{}: '{}' is not a whole number of bytes", what, text));

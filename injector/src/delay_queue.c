@@ -4,8 +4,7 @@
 
 static int earlier(const llamp_delayed_msg *a, const llamp_delayed_msg *b)
 {
-    return a->release_ns < b->release_ns ||
-           (a->release_ns == b->release_ns && a->seq < b->seq);
+    return a->release_ns < b->release_ns || (a->release_ns == b->release_ns && a->seq < b->seq);
 }
 
 void llamp_delay_queue_init(llamp_delay_queue *q)

@@ -23,10 +23,10 @@ typedef struct llamp_delayed_msg {
     void *data;          /* AM: transport descriptor or our own copy;
                             get: UCX's completion handle */
     size_t length;
-    unsigned am_flags;   /* flags to hand back to the UCP handler */
+    unsigned am_flags; /* flags to hand back to the UCP handler */
     uint8_t am_id;
-    uint8_t owned;       /* 1: data is a malloc'd copy we must free */
-    uint8_t kind;        /* LLAMP_HELD_AM or LLAMP_HELD_RNDV_GET */
+    uint8_t owned;         /* 1: data is a malloc'd copy we must free */
+    uint8_t kind;          /* LLAMP_HELD_AM or LLAMP_HELD_RNDV_GET */
     uint8_t due_when_seen; /* sent so long ago that it was due on arrival:
                               its release says nothing about our precision */
 } llamp_delayed_msg;

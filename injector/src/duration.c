@@ -19,7 +19,7 @@ int llamp_parse_duration_ns(const char *text, int64_t *ns, char *err, size_t err
         snprintf(err, err_len, "empty duration");
         return -1;
     }
-    while (isdigit((unsigned char) *p)) {
+    while (isdigit((unsigned char)*p)) {
         value = value * 10.0L + (*p - '0');
         ++digits;
         ++p;
@@ -27,7 +27,7 @@ int llamp_parse_duration_ns(const char *text, int64_t *ns, char *err, size_t err
     if (*p == '.') {
         ++p;
         long double place = 0.1L;
-        while (isdigit((unsigned char) *p)) {
+        while (isdigit((unsigned char)*p)) {
             value += place * (*p - '0');
             place /= 10.0L;
             ++digits;
@@ -52,10 +52,10 @@ int llamp_parse_duration_ns(const char *text, int64_t *ns, char *err, size_t err
         return -1;
     }
     long double total = value * scale + 0.5L;
-    if (total > (long double) LLAMP_MAX_DURATION_NS) {
+    if (total > (long double)LLAMP_MAX_DURATION_NS) {
         snprintf(err, err_len, "'%s' is longer than one hour", text);
         return -1;
     }
-    *ns = (int64_t) total;
+    *ns = (int64_t)total;
     return 0;
 }

@@ -40,7 +40,7 @@ void llamp_lateness_add(llamp_lateness *l, int64_t lateness_ns)
 
 static int compare_i64(const void *a, const void *b)
 {
-    int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
 }
 
@@ -50,7 +50,7 @@ int64_t llamp_lateness_quantile(llamp_lateness *l, double q)
         return 0;
     }
     qsort(l->samples, l->size, sizeof(*l->samples), compare_i64);
-    size_t rank = (size_t) ceil(q * (double) l->size);
+    size_t rank = (size_t)ceil(q * (double)l->size);
     if (rank < 1) {
         rank = 1;
     }

@@ -52,17 +52,17 @@ static struct {
 
     int worker_fd; /* UCX worker event fd */
     int epoll_fd;
-    int timer_fd;  /* next release deadline, set by the thread */
-    int watch_fd;  /* periodic: "has the application stopped polling?" */
+    int timer_fd;      /* next release deadline, set by the thread */
+    int watch_fd;      /* periodic: "has the application stopped polling?" */
     uint64_t tick_rng; /* xorshift state: random phase of a restarted tick */
-    int tick_stopped; /* watch tick off while the thread watches the armed
-                         worker; both sides touch it only under MPICH's lock */
+    int tick_stopped;  /* watch tick off while the thread watches the armed
+                          worker; both sides touch it only under MPICH's lock */
     int stop_fd;
     pthread_t thread;
     int thread_running;
 
     uint64_t delayed_by_am[LLAMP_AM_ID_SLOTS];
-    uint64_t delayed_gets; /* rendezvous get completions held 2 delta L */
+    uint64_t delayed_gets;  /* rendezvous get completions held 2 delta L */
     uint64_t stamped;       /* messages whose arrival is the sender's stamp */
     uint64_t due_when_seen; /* ... already due when this process saw them */
     uint64_t dropped_at_finalize;
@@ -75,7 +75,7 @@ static inline uint64_t now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /*
@@ -85,20 +85,20 @@ static inline uint64_t now_ns(void)
  * delta L counts from there (paper 000, Fig. 8 d).  Without a stamp the
  * arrival is taken now, i.e. as soon as this process or the thread polls.
  */
-static ucs_status_t defer_am(void *arg, uint8_t am_id, void *data, size_t length,
-                             unsigned am_flags, uint64_t sent_ns)
+static ucs_status_t defer_am(void *arg, uint8_t am_id, void *data, size_t length, unsigned am_flags,
+                             uint64_t sent_ns)
 {
     llamp_delayed_msg msg;
     ucs_status_t status;
 
-    (void) arg;
+    (void)arg;
     if (inj.worker == NULL) {
         /* after llamp_inject_ucx_unbind (worker teardown): no more delays.
          * data lies behind the send stamp inside a transport descriptor, so
          * the handler must not keep it: without the DESC flag it copies what
          * it needs, and UCT releases the descriptor on UCS_OK. */
         ucp_worker_llamp_dispatch(inj.unbound_worker, am_id, data, length,
-                                  am_flags & ~(unsigned) UCT_CB_PARAM_FLAG_DESC);
+                                  am_flags & ~(unsigned)UCT_CB_PARAM_FLAG_DESC);
         return UCS_OK;
     }
     uint64_t now = now_ns();
@@ -106,7 +106,7 @@ static ucs_status_t defer_am(void *arg, uint8_t am_id, void *data, size_t length
         sent_ns = 0;
     }
     uint64_t arrival = (sent_ns != 0 && sent_ns < now) ? sent_ns : now;
-    msg.release_ns = arrival + (uint64_t) inj.delta_ns;
+    msg.release_ns = arrival + (uint64_t)inj.delta_ns;
     msg.due_when_seen = msg.release_ns <= now;
     if (inj.stats) {
         inj.stamped += (sent_ns != 0);
@@ -123,7 +123,7 @@ static ucs_status_t defer_am(void *arg, uint8_t am_id, void *data, size_t length
         abort();
     }
     memcpy(msg.data, data, length);
-    msg.am_flags = am_flags & ~(unsigned) UCT_CB_PARAM_FLAG_DESC;
+    msg.am_flags = am_flags & ~(unsigned)UCT_CB_PARAM_FLAG_DESC;
     msg.owned = 1;
     msg.kind = LLAMP_HELD_AM;
     status = UCS_OK;
@@ -147,13 +147,13 @@ static ucs_status_t defer_am(void *arg, uint8_t am_id, void *data, size_t length
 static void defer_get(void *arg, void *completion)
 {
     llamp_delayed_msg msg;
-    (void) arg;
+    (void)arg;
     if (inj.worker == NULL) {
         ucp_worker_llamp_complete_get(completion);
         return;
     }
     memset(&msg, 0, sizeof(msg));
-    msg.release_ns = now_ns() + 2 * (uint64_t) inj.delta_ns;
+    msg.release_ns = now_ns() + 2 * (uint64_t)inj.delta_ns;
     msg.data = completion;
     msg.kind = LLAMP_HELD_RNDV_GET;
     if (llamp_delay_queue_push(&inj.queue, msg) != 0) {
@@ -168,8 +168,8 @@ static void set_timer_fd(int fd, uint64_t deadline_ns)
     struct itimerspec its;
     memset(&its, 0, sizeof(its));
     if (deadline_ns) {
-        its.it_value.tv_sec = (time_t) (deadline_ns / 1000000000u);
-        its.it_value.tv_nsec = (long) (deadline_ns % 1000000000u);
+        its.it_value.tv_sec = (time_t)(deadline_ns / 1000000000u);
+        its.it_value.tv_nsec = (long)(deadline_ns % 1000000000u);
     }
     timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
@@ -184,15 +184,15 @@ static void set_watch_tick(int on)
     struct itimerspec tick;
     memset(&tick, 0, sizeof(tick));
     if (on) {
-        uint64_t half = (uint64_t) inj.watch_ns / 2;
+        uint64_t half = (uint64_t)inj.watch_ns / 2;
         inj.tick_rng ^= inj.tick_rng << 13;
         inj.tick_rng ^= inj.tick_rng >> 7;
         inj.tick_rng ^= inj.tick_rng << 17;
         uint64_t first = half + (half ? inj.tick_rng % half : 0);
-        tick.it_interval.tv_sec = (time_t) (inj.watch_ns / 1000000000);
-        tick.it_interval.tv_nsec = (long) (inj.watch_ns % 1000000000);
-        tick.it_value.tv_sec = (time_t) (first / 1000000000);
-        tick.it_value.tv_nsec = (long) (first % 1000000000);
+        tick.it_interval.tv_sec = (time_t)(inj.watch_ns / 1000000000);
+        tick.it_interval.tv_nsec = (long)(inj.watch_ns % 1000000000);
+        tick.it_value.tv_sec = (time_t)(first / 1000000000);
+        tick.it_value.tv_nsec = (long)(first % 1000000000);
         if (first == 0) {
             tick.it_value = tick.it_interval;
         }
@@ -203,7 +203,7 @@ static void set_watch_tick(int on)
 /* End of every ucp_worker_progress: hand back what is due. */
 static unsigned release_due(void *arg)
 {
-    (void) arg;
+    (void)arg;
     uint64_t now = now_ns();
     unsigned released = 0;
 
@@ -224,7 +224,7 @@ static unsigned release_due(void *arg)
         llamp_delay_queue_pop(&inj.queue, &msg);
         if (inj.stats) {
             if (!msg.due_when_seen) {
-                llamp_lateness_add(&inj.lateness, (int64_t) (now - msg.release_ns));
+                llamp_lateness_add(&inj.lateness, (int64_t)(now - msg.release_ns));
             }
             if (msg.kind == LLAMP_HELD_RNDV_GET) {
                 ++inj.delayed_gets;
@@ -235,8 +235,7 @@ static unsigned release_due(void *arg)
         if (msg.kind == LLAMP_HELD_RNDV_GET) {
             ucp_worker_llamp_complete_get(msg.data);
         } else {
-            ucp_worker_llamp_dispatch(inj.worker, msg.am_id, msg.data, msg.length,
-                                      msg.am_flags);
+            ucp_worker_llamp_dispatch(inj.worker, msg.am_id, msg.data, msg.length, msg.am_flags);
         }
         if (msg.owned) {
             free(msg.data);
@@ -282,7 +281,6 @@ int llamp_inject_ucx_bind(struct ucp_worker *worker, int rank, int (*trylock)(vo
     return 0;
 }
 
-
 static void watch_worker_fd(void)
 {
     struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.fd = inj.worker_fd};
@@ -315,7 +313,7 @@ static void watch_worker_fd(void)
  */
 static void *injector_thread(void *unused)
 {
-    (void) unused;
+    (void)unused;
     in_injector_thread = 1;
     uint64_t timer_at = 0; /* what timer_fd is set to (0: disarmed) */
     for (;;) {
@@ -323,7 +321,7 @@ static void *injector_thread(void *unused)
         uint64_t last_app = atomic_load_explicit(&inj.last_app_poll_ns, memory_order_relaxed);
         uint64_t wake_at = 0;
 
-        if (now - last_app < (uint64_t) inj.watch_ns || !inj.trylock(inj.lock_arg)) {
+        if (now - last_app < (uint64_t)inj.watch_ns || !inj.trylock(inj.lock_arg)) {
             /* the application polls (or is inside MPI): it stamps and
              * releases itself; look again at the next watch tick */
         } else {
@@ -355,8 +353,8 @@ static void *injector_thread(void *unused)
                 }
                 wake_at = next - LLAMP_SPIN_NS;
             }
-            if (!armed && (wake_at == 0 || wake_at > now + (uint64_t) inj.watch_ns)) {
-                wake_at = now + (uint64_t) inj.watch_ns; /* retry arming soon */
+            if (!armed && (wake_at == 0 || wake_at > now + (uint64_t)inj.watch_ns)) {
+                wake_at = now + (uint64_t)inj.watch_ns; /* retry arming soon */
             }
         }
 
@@ -374,7 +372,7 @@ static void *injector_thread(void *unused)
                 return NULL;
             }
             if (events[i].data.fd == inj.timer_fd) {
-                (void) !read(events[i].data.fd, &value, sizeof(value));
+                (void)!read(events[i].data.fd, &value, sizeof(value));
                 timer_at = 0; /* expired: one-shot */
             }
             /* watch_fd is edge-triggered: no read needed per tick */
@@ -415,12 +413,11 @@ int llamp_inject_start_thread(char *err, size_t err_len)
      * syscall for the thread's sake (see the thread's comment). */
     inj.watch_fd = watch_fd;
     inj.tick_stopped = 0;
-    inj.tick_rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t) inj.rank << 32) ^ now_ns();
+    inj.tick_rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)inj.rank << 32) ^ now_ns();
     set_watch_tick(1);
     int rc = pthread_create(&inj.thread, NULL, injector_thread, NULL);
     if (rc != 0) {
-        snprintf(err, err_len, "LLAMP_DELTA_L: cannot start the injector thread: %s",
-                 strerror(rc));
+        snprintf(err, err_len, "LLAMP_DELTA_L: cannot start the injector thread: %s", strerror(rc));
         return -1;
     }
     inj.thread_running = 1;
@@ -433,7 +430,7 @@ void llamp_inject_stop_thread(void)
         return;
     }
     uint64_t one = 1;
-    (void) !write(inj.stop_fd, &one, sizeof(one));
+    (void)!write(inj.stop_fd, &one, sizeof(one));
     pthread_join(inj.thread, NULL);
     inj.thread_running = 0;
 }
@@ -449,11 +446,10 @@ static void print_stats(void)
             continue;
         }
         total += inj.delayed_by_am[id];
-        int w = snprintf(by_type + used, sizeof(by_type) - used, "%s%s:%" PRIu64,
-                         used ? "," : "", ucp_llamp_am_name((uint8_t) id),
-                         inj.delayed_by_am[id]);
-        if (w > 0 && (size_t) w < sizeof(by_type) - used) {
-            used += (size_t) w;
+        int w = snprintf(by_type + used, sizeof(by_type) - used, "%s%s:%" PRIu64, used ? "," : "",
+                         ucp_llamp_am_name((uint8_t)id), inj.delayed_by_am[id]);
+        if (w > 0 && (size_t)w < sizeof(by_type) - used) {
+            used += (size_t)w;
         }
     }
     if (inj.delayed_gets != 0) {
@@ -461,8 +457,8 @@ static void print_stats(void)
         total += inj.delayed_gets;
         int w = snprintf(by_type + used, sizeof(by_type) - used, "%sRNDV_GET_DONE:%" PRIu64,
                          used ? "," : "", inj.delayed_gets);
-        if (w > 0 && (size_t) w < sizeof(by_type) - used) {
-            used += (size_t) w;
+        if (w > 0 && (size_t)w < sizeof(by_type) - used) {
+            used += (size_t)w;
         }
     }
     int64_t median = llamp_lateness_quantile(&inj.lateness, 0.5);
@@ -470,11 +466,11 @@ static void print_stats(void)
     int64_t max = llamp_lateness_quantile(&inj.lateness, 1.0);
     fprintf(stderr,
             "llamp-inject: rank=%d delta_l_ns=%" PRId64 " delayed=%" PRIu64
-            " lateness_median_ns=%" PRId64 " lateness_p99_ns=%" PRId64
-            " lateness_max_ns=%" PRId64 " dropped_at_finalize=%" PRIu64
-            " stamped=%" PRIu64 " due_when_seen=%" PRIu64 " by_type=%s\n",
-            inj.rank, inj.delta_ns, total, median, p99, max, inj.dropped_at_finalize,
-            inj.stamped, inj.due_when_seen, used ? by_type : "none");
+            " lateness_median_ns=%" PRId64 " lateness_p99_ns=%" PRId64 " lateness_max_ns=%" PRId64
+            " dropped_at_finalize=%" PRIu64 " stamped=%" PRIu64 " due_when_seen=%" PRIu64
+            " by_type=%s\n",
+            inj.rank, inj.delta_ns, total, median, p99, max, inj.dropped_at_finalize, inj.stamped,
+            inj.due_when_seen, used ? by_type : "none");
 }
 
 void llamp_inject_ucx_unbind(void)

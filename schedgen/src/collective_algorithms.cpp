@@ -164,8 +164,10 @@ Frontier rd_allgather(Emit& e, uint32_t vr, const std::vector<uint64_t>& block, 
   Blocks b(block);
   int64_t nr = fold_newrank(vr, rem);
   if (vr < 2 * rem) {
-    if (nr < 0) f = {e.send(vr + 1, block[vr], f)};
-    else f = {e.recv(vr - 1, block[vr - 1], f)};
+    if (nr < 0)
+      f = {e.send(vr + 1, block[vr], f)};
+    else
+      f = {e.recv(vr - 1, block[vr - 1], f)};
   }
   // Bytes held by the group of new ranks [lo, hi): a new rank < rem holds two original blocks.
   auto group_bytes = [&](uint32_t lo, uint32_t hi) {
@@ -187,8 +189,10 @@ Frontier rd_allgather(Emit& e, uint32_t vr, const std::vector<uint64_t>& block, 
   }
   if (vr < 2 * rem) {
     uint64_t rest = b.total() - block[nr < 0 ? vr : vr - 1];
-    if (nr < 0) f = {e.recv(vr + 1, rest, f)};
-    else f = {e.send(vr - 1, rest, f)};
+    if (nr < 0)
+      f = {e.recv(vr + 1, rest, f)};
+    else
+      f = {e.send(vr - 1, rest, f)};
   }
   return f;
 }
@@ -223,8 +227,10 @@ std::vector<HalvingStep> halving_steps(uint32_t newrank, uint32_t pof2) {
   for (uint32_t mask = pof2 >> 1; mask > 0; mask >>= 1) {
     uint32_t mid = lo + (hi - lo) / 2;
     HalvingStep s{newrank ^ mask, 0, 0, 0, 0};
-    if ((newrank & mask) == 0) s = {newrank ^ mask, lo, mid, mid, hi};
-    else s = {newrank ^ mask, mid, hi, lo, mid};
+    if ((newrank & mask) == 0)
+      s = {newrank ^ mask, lo, mid, mid, hi};
+    else
+      s = {newrank ^ mask, mid, hi, lo, mid};
     steps.push_back(s);
     lo = s.keep_lo;
     hi = s.keep_hi;
@@ -346,10 +352,14 @@ Frontier allgather(Algorithm a, Emit& e, uint32_t me, const CollSpec& s, Frontie
   std::vector<uint64_t> block(e.p);
   for (uint32_t i = 0; i < e.p; ++i) block[i] = s.count(i);
   switch (a) {
-    case Algorithm::Ring: return ring_allgather(e, me, block, f);
-    case Algorithm::RecursiveDoubling: return rd_allgather(e, me, block, f);
-    case Algorithm::Bruck: return bruck_allgather(e, me, block, f);
-    default: break;
+    case Algorithm::Ring:
+      return ring_allgather(e, me, block, f);
+    case Algorithm::RecursiveDoubling:
+      return rd_allgather(e, me, block, f);
+    case Algorithm::Bruck:
+      return bruck_allgather(e, me, block, f);
+    default:
+      break;
   }
   throw Error(fmt::format("{} cannot use algorithm '{}'", coll_kind_name(s.kind), algorithm_name(a)));
 }
@@ -361,8 +371,10 @@ Frontier alltoall(Algorithm a, Emit& e, uint32_t me, const CollSpec& s, Frontier
       // MPIR_Alltoall_intra_pairwise: XOR partners for powers of two, shifted ones otherwise.
       for (uint32_t i = 1; i < p; ++i) {
         uint32_t src, dst;
-        if (is_pof2(p)) src = dst = me ^ i;
-        else src = (me + p - i) % p, dst = (me + i) % p;
+        if (is_pof2(p))
+          src = dst = me ^ i;
+        else
+          src = (me + p - i) % p, dst = (me + i) % p;
         f = e.exchange(dst, s.cell(me, dst), src, s.cell(src, me), f);
       }
       return f;
@@ -491,24 +503,45 @@ void build_schedule(Algorithm algo, const CollSpec& spec, uint32_t me, RankSched
   Emit e{out, p, shift};
   uint32_t v = (me + p - shift) % p;
   switch (spec.kind) {
-    case CollKind::Barrier: dissemination_barrier(e, v, {}); break;
-    case CollKind::Bcast: bcast(algo, e, v, spec, {}); break;
-    case CollKind::Reduce: binomial_up(e, v, {}, [&](uint32_t, uint64_t) { return spec.bytes; }); break;
-    case CollKind::Allreduce: allreduce(algo, e, v, spec, {}); break;
+    case CollKind::Barrier:
+      dissemination_barrier(e, v, {});
+      break;
+    case CollKind::Bcast:
+      bcast(algo, e, v, spec, {});
+      break;
+    case CollKind::Reduce:
+      binomial_up(e, v, {}, [&](uint32_t, uint64_t) { return spec.bytes; });
+      break;
+    case CollKind::Allreduce:
+      allreduce(algo, e, v, spec, {});
+      break;
     case CollKind::Gather:
-    case CollKind::Gatherv: gather_scatter(algo, e, v, spec, {}, true); break;
+    case CollKind::Gatherv:
+      gather_scatter(algo, e, v, spec, {}, true);
+      break;
     case CollKind::Scatter:
-    case CollKind::Scatterv: gather_scatter(algo, e, v, spec, {}, false); break;
+    case CollKind::Scatterv:
+      gather_scatter(algo, e, v, spec, {}, false);
+      break;
     case CollKind::Allgather:
-    case CollKind::Allgatherv: allgather(algo, e, v, spec, {}); break;
+    case CollKind::Allgatherv:
+      allgather(algo, e, v, spec, {});
+      break;
     case CollKind::Alltoall:
     case CollKind::Alltoallv:
-    case CollKind::Alltoallw: alltoall(algo, e, v, spec, {}); break;
+    case CollKind::Alltoallw:
+      alltoall(algo, e, v, spec, {});
+      break;
     case CollKind::ReduceScatter:
-    case CollKind::ReduceScatterBlock: reduce_scatter(algo, e, v, spec, {}); break;
+    case CollKind::ReduceScatterBlock:
+      reduce_scatter(algo, e, v, spec, {});
+      break;
     case CollKind::Scan:
-    case CollKind::Exscan: scan(algo, e, v, spec, {}); break;
-    case CollKind::Count_: break;
+    case CollKind::Exscan:
+      scan(algo, e, v, spec, {});
+      break;
+    case CollKind::Count_:
+      break;
   }
 }
 

@@ -13,14 +13,15 @@ namespace llamp::schedgen {
 namespace {
 
 constexpr std::array<std::string_view, kNumCollKinds> kKindNames = {
-    "barrier",  "bcast",      "reduce",     "allreduce", "gather",    "gatherv",        "scatter",
-    "scatterv", "allgather",  "allgatherv", "alltoall",  "alltoallv", "alltoallw",      "reduce_scatter",
-    "reduce_scatter_block",   "scan",       "exscan"};
+    "barrier",  "bcast",     "reduce",    "allreduce",      "gather",
+    "gatherv",  "scatter",   "scatterv",  "allgather",      "allgatherv",
+    "alltoall", "alltoallv", "alltoallw", "reduce_scatter", "reduce_scatter_block",
+    "scan",     "exscan"};
 
 constexpr std::array<std::string_view, static_cast<size_t>(Algorithm::Count_)> kAlgoNames = {
-    "auto",      "dissemination", "binomial",     "scatter_ring_allgather", "scatter_rd_allgather",
-    "pipelined_ring", "recursive_doubling", "ring", "rabenseifner", "reduce_bcast", "bruck",
-    "pairwise",  "linear",        "recursive_halving"};
+    "auto",           "dissemination",      "binomial", "scatter_ring_allgather", "scatter_rd_allgather",
+    "pipelined_ring", "recursive_doubling", "ring",     "rabenseifner",           "reduce_bcast",
+    "bruck",          "pairwise",           "linear",   "recursive_halving"};
 
 using A = Algorithm;
 constexpr A kBarrier[] = {A::Dissemination};
@@ -44,14 +45,14 @@ constexpr uint64_t kIallreduceShort = 2048;
 // The trace has bytes, not element counts: reductions are taken to be on 8-byte elements
 // (double, int64), the common case; `--algo allreduce=...` overrides.
 constexpr uint64_t kReductionElementBytes = 8;
-constexpr uint64_t kBcastShort = 12288;           // MPIR_CVAR_BCAST_SHORT_MSG_SIZE
-constexpr uint64_t kBcastLong = 524288;           // MPIR_CVAR_BCAST_LONG_MSG_SIZE
-constexpr uint32_t kBcastMinProcs = 8;            // MPIR_CVAR_BCAST_MIN_PROCS
-constexpr uint64_t kAllgatherShort = 81920;       // MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE
-constexpr uint64_t kAllgatherLong = 524288;       // MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE
-constexpr uint64_t kAlltoallShort = 256;          // MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE
-constexpr uint64_t kAlltoallMedium = 32768;       // MPIR_CVAR_ALLTOALL_MEDIUM_MSG_SIZE
-constexpr uint64_t kReduceScatterLong = 524288;   // MPIR_CVAR_REDUCE_SCATTER_COMMUTATIVE_LONG_MSG_SIZE
+constexpr uint64_t kBcastShort = 12288;          // MPIR_CVAR_BCAST_SHORT_MSG_SIZE
+constexpr uint64_t kBcastLong = 524288;          // MPIR_CVAR_BCAST_LONG_MSG_SIZE
+constexpr uint32_t kBcastMinProcs = 8;           // MPIR_CVAR_BCAST_MIN_PROCS
+constexpr uint64_t kAllgatherShort = 81920;      // MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE
+constexpr uint64_t kAllgatherLong = 524288;      // MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE
+constexpr uint64_t kAlltoallShort = 256;         // MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE
+constexpr uint64_t kAlltoallMedium = 32768;      // MPIR_CVAR_ALLTOALL_MEDIUM_MSG_SIZE
+constexpr uint64_t kReduceScatterLong = 524288;  // MPIR_CVAR_REDUCE_SCATTER_COMMUTATIVE_LONG_MSG_SIZE
 
 bool pof2(uint32_t p) { return (p & (p - 1)) == 0; }
 
@@ -75,24 +76,34 @@ std::optional<Algorithm> algorithm_from_name(std::string_view name) {
 
 std::span<const Algorithm> algorithms_for(CollKind k) {
   switch (k) {
-    case CollKind::Barrier: return kBarrier;
-    case CollKind::Bcast: return kBcast;
-    case CollKind::Reduce: return kReduce;
-    case CollKind::Allreduce: return kAllreduce;
+    case CollKind::Barrier:
+      return kBarrier;
+    case CollKind::Bcast:
+      return kBcast;
+    case CollKind::Reduce:
+      return kReduce;
+    case CollKind::Allreduce:
+      return kAllreduce;
     case CollKind::Gather:
     case CollKind::Gatherv:
     case CollKind::Scatter:
-    case CollKind::Scatterv: return kRooted;
+    case CollKind::Scatterv:
+      return kRooted;
     case CollKind::Allgather:
-    case CollKind::Allgatherv: return kAllgather;
+    case CollKind::Allgatherv:
+      return kAllgather;
     case CollKind::Alltoall:
     case CollKind::Alltoallv:
-    case CollKind::Alltoallw: return kAlltoall;
+    case CollKind::Alltoallw:
+      return kAlltoall;
     case CollKind::ReduceScatter:
-    case CollKind::ReduceScatterBlock: return kReduceScatter;
+    case CollKind::ReduceScatterBlock:
+      return kReduceScatter;
     case CollKind::Scan:
-    case CollKind::Exscan: return kScan;
-    case CollKind::Count_: break;
+    case CollKind::Exscan:
+      return kScan;
+    case CollKind::Count_:
+      break;
   }
   return {};
 }
@@ -105,21 +116,25 @@ bool is_rooted(CollKind k) {
 Algorithm choose_default(const CollSpec& s) {
   uint32_t p = s.size;
   switch (s.kind) {
-    case CollKind::Barrier: return A::Dissemination;
+    case CollKind::Barrier:
+      return A::Dissemination;
     case CollKind::Bcast:
       if (s.bytes < kBcastShort || p < kBcastMinProcs) return A::Binomial;
       if (s.bytes < kBcastLong && pof2(p)) return A::ScatterRdAllgather;
       return A::ScatterRingAllgather;
-    case CollKind::Reduce: return A::Binomial;
+    case CollKind::Reduce:
+      return A::Binomial;
     case CollKind::Allreduce:
       return s.bytes <= (s.nonblocking ? kIallreduceShort : kAllreduceShort) ||
                      s.bytes / kReductionElementBytes < (uint64_t{1} << (31 - __builtin_clz(p)))
                  ? A::RecursiveDoubling
                  : A::Rabenseifner;
     case CollKind::Gather:
-    case CollKind::Scatter: return A::Binomial;
+    case CollKind::Scatter:
+      return A::Binomial;
     case CollKind::Gatherv:
-    case CollKind::Scatterv: return A::Linear;
+    case CollKind::Scatterv:
+      return A::Linear;
     case CollKind::Allgather:
     case CollKind::Allgatherv: {
       uint64_t total = 0;
@@ -134,7 +149,8 @@ Algorithm choose_default(const CollSpec& s) {
       if (s.bytes <= kAlltoallMedium) return A::Linear;
       return A::Pairwise;
     case CollKind::Alltoallv:
-    case CollKind::Alltoallw: return s.in_place ? A::Pairwise : A::Linear;
+    case CollKind::Alltoallw:
+      return s.in_place ? A::Pairwise : A::Linear;
     case CollKind::ReduceScatter:
     case CollKind::ReduceScatterBlock: {
       uint64_t total = 0;
@@ -142,8 +158,10 @@ Algorithm choose_default(const CollSpec& s) {
       return total < kReduceScatterLong ? A::RecursiveHalving : A::Pairwise;
     }
     case CollKind::Scan:
-    case CollKind::Exscan: return A::RecursiveDoubling;
-    case CollKind::Count_: break;
+    case CollKind::Exscan:
+      return A::RecursiveDoubling;
+    case CollKind::Count_:
+      break;
   }
   return A::Auto;
 }

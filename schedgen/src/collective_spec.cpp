@@ -16,36 +16,85 @@ using trace::Call;
 
 CollKind coll_kind_of(Call c) {
   switch (c) {
-    case Call::Barrier: case Call::Ibarrier: return CollKind::Barrier;
-    case Call::Bcast: case Call::Ibcast: return CollKind::Bcast;
-    case Call::Reduce: case Call::Ireduce: return CollKind::Reduce;
-    case Call::Allreduce: case Call::Iallreduce: return CollKind::Allreduce;
-    case Call::Gather: case Call::Igather: return CollKind::Gather;
-    case Call::Gatherv: case Call::Igatherv: return CollKind::Gatherv;
-    case Call::Scatter: case Call::Iscatter: return CollKind::Scatter;
-    case Call::Scatterv: case Call::Iscatterv: return CollKind::Scatterv;
-    case Call::Allgather: case Call::Iallgather: return CollKind::Allgather;
-    case Call::Allgatherv: case Call::Iallgatherv: return CollKind::Allgatherv;
-    case Call::Alltoall: case Call::Ialltoall: return CollKind::Alltoall;
-    case Call::Alltoallv: case Call::Ialltoallv: return CollKind::Alltoallv;
-    case Call::Alltoallw: case Call::Ialltoallw: return CollKind::Alltoallw;
-    case Call::Reduce_scatter: case Call::Ireduce_scatter: return CollKind::ReduceScatter;
-    case Call::Reduce_scatter_block: case Call::Ireduce_scatter_block: return CollKind::ReduceScatterBlock;
-    case Call::Scan: case Call::Iscan: return CollKind::Scan;
-    case Call::Exscan: case Call::Iexscan: return CollKind::Exscan;
-    default: break;
+    case Call::Barrier:
+    case Call::Ibarrier:
+      return CollKind::Barrier;
+    case Call::Bcast:
+    case Call::Ibcast:
+      return CollKind::Bcast;
+    case Call::Reduce:
+    case Call::Ireduce:
+      return CollKind::Reduce;
+    case Call::Allreduce:
+    case Call::Iallreduce:
+      return CollKind::Allreduce;
+    case Call::Gather:
+    case Call::Igather:
+      return CollKind::Gather;
+    case Call::Gatherv:
+    case Call::Igatherv:
+      return CollKind::Gatherv;
+    case Call::Scatter:
+    case Call::Iscatter:
+      return CollKind::Scatter;
+    case Call::Scatterv:
+    case Call::Iscatterv:
+      return CollKind::Scatterv;
+    case Call::Allgather:
+    case Call::Iallgather:
+      return CollKind::Allgather;
+    case Call::Allgatherv:
+    case Call::Iallgatherv:
+      return CollKind::Allgatherv;
+    case Call::Alltoall:
+    case Call::Ialltoall:
+      return CollKind::Alltoall;
+    case Call::Alltoallv:
+    case Call::Ialltoallv:
+      return CollKind::Alltoallv;
+    case Call::Alltoallw:
+    case Call::Ialltoallw:
+      return CollKind::Alltoallw;
+    case Call::Reduce_scatter:
+    case Call::Ireduce_scatter:
+      return CollKind::ReduceScatter;
+    case Call::Reduce_scatter_block:
+    case Call::Ireduce_scatter_block:
+      return CollKind::ReduceScatterBlock;
+    case Call::Scan:
+    case Call::Iscan:
+      return CollKind::Scan;
+    case Call::Exscan:
+    case Call::Iexscan:
+      return CollKind::Exscan;
+    default:
+      break;
   }
   throw Error(fmt::format("{} is not a collective", trace::call_name(c)));
 }
 
 bool is_nonblocking_collective(Call c) {
   switch (c) {
-    case Call::Ibarrier: case Call::Ibcast: case Call::Ireduce: case Call::Iallreduce: case Call::Igather:
-    case Call::Igatherv: case Call::Iscatter: case Call::Iscatterv: case Call::Iallgather:
-    case Call::Iallgatherv: case Call::Ialltoall: case Call::Ialltoallv: case Call::Ialltoallw:
-    case Call::Ireduce_scatter: case Call::Ireduce_scatter_block: case Call::Iscan: case Call::Iexscan:
+    case Call::Ibarrier:
+    case Call::Ibcast:
+    case Call::Ireduce:
+    case Call::Iallreduce:
+    case Call::Igather:
+    case Call::Igatherv:
+    case Call::Iscatter:
+    case Call::Iscatterv:
+    case Call::Iallgather:
+    case Call::Iallgatherv:
+    case Call::Ialltoall:
+    case Call::Ialltoallv:
+    case Call::Ialltoallw:
+    case Call::Ireduce_scatter:
+    case Call::Ireduce_scatter_block:
+    case Call::Iscan:
+    case Call::Iexscan:
       return true;
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -92,7 +141,8 @@ CollSpec make_spec(const CollCall& call, uint64_t segment_bytes) {
     return v;
   };
   switch (s.kind) {
-    case CollKind::Barrier: break;
+    case CollKind::Barrier:
+      break;
     case CollKind::Bcast:
     case CollKind::Reduce:
     case CollKind::Allreduce:
@@ -117,7 +167,8 @@ CollSpec make_spec(const CollCall& call, uint64_t segment_bytes) {
       for (uint32_t i = 0; i < p; ++i) s.counts[i] = i == s.root ? 0 : ev[i]->bytes;
       break;
     case CollKind::Scatterv:
-      if (!root_ev.send_counts.empty()) s.counts = counts_from(root_ev.send_counts, s.root);
+      if (!root_ev.send_counts.empty())
+        s.counts = counts_from(root_ev.send_counts, s.root);
       else {
         s.counts.resize(p);
         for (uint32_t i = 0; i < p; ++i) s.counts[i] = ev[i]->bytes2;
@@ -127,8 +178,9 @@ CollSpec make_spec(const CollCall& call, uint64_t segment_bytes) {
       s.counts.resize(p);
       for (uint32_t i = 0; i < p; ++i) {
         const trace::Event& e = *ev[i];
-        s.counts[i] = (e.flags & trace::kFlagInPlace) || e.bytes == 0 ? (e.recv_counts.size() == p ? e.recv_counts[i] : 0)
-                                                                       : e.bytes;
+        s.counts[i] = (e.flags & trace::kFlagInPlace) || e.bytes == 0
+                          ? (e.recv_counts.size() == p ? e.recv_counts[i] : 0)
+                          : e.bytes;
       }
       break;
     case CollKind::Alltoallv:
@@ -148,7 +200,8 @@ CollSpec make_spec(const CollCall& call, uint64_t segment_bytes) {
     case CollKind::ReduceScatter:
       s.counts = counts_from(ev[0]->recv_counts, 0);
       break;
-    case CollKind::Count_: break;
+    case CollKind::Count_:
+      break;
   }
   return s;
 }

@@ -10,9 +10,9 @@ namespace llamp::schedgen {
 // One collective call as every member recorded it, in communicator rank order.
 struct CollCall {
   uint64_t comm = 0;
-  std::vector<int32_t> members;              // world ranks
-  std::vector<const trace::Event*> events;   // per member
-  std::vector<uint64_t> call_index;          // per member
+  std::vector<int32_t> members;             // world ranks
+  std::vector<const trace::Event*> events;  // per member
+  std::vector<uint64_t> call_index;         // per member
 };
 
 CollKind coll_kind_of(trace::Call c);

@@ -60,9 +60,10 @@ std::vector<int32_t> GenerationContext::members(uint64_t comm, uint32_t rank, ui
   if (comm == trace::comm_self_id(rank)) return {static_cast<int32_t>(rank)};
   auto it = comms.find(comm);
   if (it == comms.end())
-    throw Error(fmt::format("rank {} call {}: communicator {:#x} was not created in the trace (was tracing paused "
-                            "when it was made?)",
-                            rank, call_index, comm));
+    throw Error(
+        fmt::format("rank {} call {}: communicator {:#x} was not created in the trace (was tracing paused "
+                    "when it was made?)",
+                    rank, call_index, comm));
   return it->second;
 }
 

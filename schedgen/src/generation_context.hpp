@@ -54,7 +54,8 @@ class DropSet {
 // Forwards to the real sink and counts what passes through.
 class CountingSink final : public graph::GraphSink {
  public:
-  CountingSink(graph::GraphSink* target, Stats& stats, uint32_t ranks) : target_(target), stats_(stats), next_(ranks, 0) {}
+  CountingSink(graph::GraphSink* target, Stats& stats, uint32_t ranks)
+      : target_(target), stats_(stats), next_(ranks, 0) {}
   void begin(uint32_t n) override {
     if (target_) target_->begin(n);
   }
@@ -92,8 +93,7 @@ class CountingSink final : public graph::GraphSink {
 };
 
 struct GenerationContext {
-  GenerationContext(graph::GraphSink* target, const Options& opts, Stats& stats, uint32_t ranks,
-                    const DropSet* drop);
+  GenerationContext(graph::GraphSink* target, const Options& opts, Stats& stats, uint32_t ranks, const DropSet* drop);
 
   CountingSink sink;
   const Options& options;

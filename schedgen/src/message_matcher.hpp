@@ -31,7 +31,7 @@ struct PendingOp {
   uint64_t vertex;      // rank-local vertex id
   uint64_t call_index;  // for error messages
   uint64_t bytes;
-  uint64_t op_seq;      // per-rank operation number (what --allow-unmatched drops by)
+  uint64_t op_seq;  // per-rank operation number (what --allow-unmatched drops by)
   // Synchronous sends (MPI_Ssend, MPI_Issend, MPI_Ssend_init): the sender's vertex that receives
   // the receiver's acknowledgement; kNoAck for every other operation.
   uint64_t ack_vertex = kNoAck;

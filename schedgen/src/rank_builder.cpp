@@ -85,10 +85,12 @@ uint64_t RankBuilder::flush_calc() {
       continue;
     }
     RecvRecord& rec = records_[r & ~kRecordBit];
-    if (rec.state == RecvRecord::State::Created) scratch_.push_back(rec.vertex);
+    if (rec.state == RecvRecord::State::Created)
+      scratch_.push_back(rec.vertex);
     else if (rec.state == RecvRecord::State::Dropped) {
       if (rec.pre_calc != kNone) scratch_.push_back(rec.pre_calc);
-    } else rec.req_waiters.push_back(v);
+    } else
+      rec.req_waiters.push_back(v);
   }
   // Waiting for a receive's start is waiting for the computation it was posted after: a receive
   // starts when that computation ends, and its message delays only its end. An irequires edge on
@@ -276,8 +278,10 @@ void RankBuilder::release_ready() {
       bool tag_ok = u.tag_pattern == trace::kAnyTag || u.tag_pattern == r.tag;
       if (src_ok && tag_ok) release = false;  // u was posted earlier and could take this message
     }
-    if (release) create_recv_vertex(idx);
-    else posted_[kept++] = idx;
+    if (release)
+      create_recv_vertex(idx);
+    else
+      posted_[kept++] = idx;
   }
   posted_.resize(kept);
 }
@@ -335,7 +339,8 @@ void RankBuilder::complete(const Event& e, uint64_t call_index) {
       if (r.state == RecvRecord::State::Posted && !r.resolved) {
         int32_t src, tag;
         uint64_t bytes;
-        if (comp.cancelled) drop_record(rec);
+        if (comp.cancelled)
+          drop_record(rec);
         else if (status_of(&comp, r.src_pattern, r.tag_pattern, r.capacity, src, tag, bytes))
           resolve(rec, src, tag, bytes);
         else
@@ -376,8 +381,10 @@ void RankBuilder::free_requests(const Event& e) {
       if (r.state == RecvRecord::State::Posted && !r.resolved) {
         int32_t src, tag;
         uint64_t bytes;
-        if (status_of(nullptr, r.src_pattern, r.tag_pattern, r.capacity, src, tag, bytes)) resolve(rec, src, tag, bytes);
-        else lose_record(rec);
+        if (status_of(nullptr, r.src_pattern, r.tag_pattern, r.capacity, src, tag, bytes))
+          resolve(rec, src, tag, bytes);
+        else
+          lose_record(rec);
       }
     }
     for (Ref r : q.ops) unhold(r);
@@ -532,11 +539,21 @@ void RankBuilder::on_event(const Event& e, uint64_t call_index) {
     return;
   }
   switch (trace::call_family(e.call)) {
-    case Family::send: handle_send(e, call_index); break;
-    case Family::recv: handle_recv(e, call_index); break;
-    case Family::sendrecv: handle_sendrecv(e, call_index); break;
-    case Family::isend: handle_isend_irecv(e, call_index, true); break;
-    case Family::irecv: handle_isend_irecv(e, call_index, false); break;
+    case Family::send:
+      handle_send(e, call_index);
+      break;
+    case Family::recv:
+      handle_recv(e, call_index);
+      break;
+    case Family::sendrecv:
+      handle_sendrecv(e, call_index);
+      break;
+    case Family::isend:
+      handle_isend_irecv(e, call_index, true);
+      break;
+    case Family::irecv:
+      handle_isend_irecv(e, call_index, false);
+      break;
     case Family::send_init:
     case Family::recv_init: {
       Request q;
@@ -554,14 +571,22 @@ void RankBuilder::on_event(const Event& e, uint64_t call_index) {
       slot = std::move(q);
       break;
     }
-    case Family::start: handle_start(e, call_index); break;
-    case Family::request_free: free_requests(e); break;
-    case Family::mprobe: handle_mprobe(e, call_index); break;
+    case Family::start:
+      handle_start(e, call_index);
+      break;
+    case Family::request_free:
+      free_requests(e);
+      break;
+    case Family::mprobe:
+      handle_mprobe(e, call_index);
+      break;
     case Family::mrecv:
       // Imrecv returns a request whose completion carries nothing new.
       if (e.call == Call::Imrecv && e.request != 0) start_nonblocking(e.request, Request{}, kNone);
       break;
-    case Family::completion: complete(e, call_index); break;
+    case Family::completion:
+      complete(e, call_index);
+      break;
     case Family::comm_create:
       if (e.new_comm != trace::kCommNull && !e.members.empty()) ctx_.comms[e.new_comm] = e.members;
       if (e.call == Call::Comm_idup && e.request != 0) start_nonblocking(e.request, Request{}, kNone);
@@ -577,7 +602,8 @@ void RankBuilder::on_event(const Event& e, uint64_t call_index) {
     case Family::abort:
     case Family::probe:
     case Family::cancel:
-    case Family::comm_free: break;
+    case Family::comm_free:
+      break;
   }
 }
 
@@ -626,8 +652,10 @@ void RankBuilder::end_of_stream() {
     if (r.state != RecvRecord::State::Posted || r.resolved) return;
     int32_t src, tag;
     uint64_t bytes;
-    if (status_of(nullptr, r.src_pattern, r.tag_pattern, r.capacity, src, tag, bytes)) resolve(rec, src, tag, bytes);
-    else lose_record(rec);
+    if (status_of(nullptr, r.src_pattern, r.tag_pattern, r.capacity, src, tag, bytes))
+      resolve(rec, src, tag, bytes);
+    else
+      lose_record(rec);
   });
   // Anything still unresolved (cannot happen: every posted receive belongs to a request or was
   // resolved at once) would block the rest.

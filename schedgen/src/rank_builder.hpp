@@ -55,8 +55,10 @@ class RankBuilder {
   class OpList {
    public:
     void push_back(Ref r) {
-      if (n_ == 0) first_ = r;
-      else rest_.push_back(r);
+      if (n_ == 0)
+        first_ = r;
+      else
+        rest_.push_back(r);
       ++n_;
     }
     bool empty() const { return n_ == 0; }
@@ -96,8 +98,8 @@ class RankBuilder {
     bool sync = false;  // MPI_Ssend_init
     // active instance
     OpList ops;
-    Ref ack = kNone;  // synchronous send: the acknowledgement its completion also waits for (only
-                      // its end: an irequires edge on it would wait for the receiver's match)
+    Ref ack = kNone;      // synchronous send: the acknowledgement its completion also waits for (only
+                          // its end: an irequires edge on it would wait for the receiver's match)
     int64_t record = -1;  // receive record of an active receive
   };
 

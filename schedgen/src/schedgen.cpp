@@ -186,8 +186,10 @@ void Pass::expand(uint64_t comm, Instance& inst) {
     builders_[inst.members[i]].on_collective(inst.events[i], schedule_, inst.members, tag, vertices[i]);
     for (uint32_t k = 0; k < schedule_.ops.size(); ++k) {
       const CollOp& op = schedule_.ops[k];
-      if (op.is_send) sends[(uint64_t{i} << 32) | op.peer].push_back(vertices[i][k]);
-      else recvs[i].emplace_back(op.peer, k);
+      if (op.is_send)
+        sends[(uint64_t{i} << 32) | op.peer].push_back(vertices[i][k]);
+      else
+        recvs[i].emplace_back(op.peer, k);
     }
   }
   std::unordered_map<uint64_t, size_t> used;
@@ -198,9 +200,10 @@ void Pass::expand(uint64_t comm, Instance& inst) {
       auto& list = sends[key];
       size_t& pos = used[key];
       if (pos >= list.size())
-        throw Error(fmt::format("internal error: {} algorithm '{}' has rank {} receive more messages from rank {} than "
-                                "it sends",
-                                coll_kind_name(spec.kind), algorithm_name(algo), i, peer));
+        throw Error(
+            fmt::format("internal error: {} algorithm '{}' has rank {} receive more messages from rank {} than "
+                        "it sends",
+                        coll_kind_name(spec.kind), algorithm_name(algo), i, peer));
       ctx_.sink.message(static_cast<uint32_t>(inst.members[peer]), list[pos++], static_cast<uint32_t>(inst.members[i]),
                         vertices[i][k]);
       ++messages;
@@ -223,7 +226,8 @@ void Pass::report_stalled() {
       if (inst.arrived[i])
         waiting += fmt::format("{}rank {} (call {}, {})", waiting.empty() ? "" : ", ", inst.members[i],
                                inst.call_index[i], trace::call_name(inst.events[i].call));
-      else missing += fmt::format("{}{}", missing.empty() ? "" : ", ", inst.members[i]);
+      else
+        missing += fmt::format("{}{}", missing.empty() ? "" : ", ", inst.members[i]);
     }
     list += fmt::format("\n  collective #{} on communicator {:#x}: {} wait for rank(s) {}", key.second, key.first,
                         waiting, missing);
@@ -238,8 +242,8 @@ std::vector<Leftover> Pass::leftovers() const {
   std::vector<Leftover> out;
   ctx_.matcher.for_each_unmatched([&](const P2PKey& k, const PendingOp& op, bool is_send) {
     uint32_t rank = static_cast<uint32_t>(is_send ? k.src : k.dst);
-    out.push_back({UnmatchedOp{is_send, rank, op.call_index, k.comm, is_send ? k.dst : k.src, k.tag, op.bytes},
-                   op.op_seq});
+    out.push_back(
+        {UnmatchedOp{is_send, rank, op.call_index, k.comm, is_send ? k.dst : k.src, k.tag, op.bytes}, op.op_seq});
   });
   std::sort(out.begin(), out.end(), [](const Leftover& a, const Leftover& b) {
     return std::tie(a.op.call_index, a.op.rank) < std::tie(b.op.call_index, b.op.rank);
@@ -270,10 +274,11 @@ std::string describe(const UnmatchedOp& u) {
     if (shown++ >= max_listed) break;
     list += "\n  " + describe(u) + " (never completed: which message it took is unknown)";
   }
-  throw Error(fmt::format("{} send(s) and {} receive(s) have no partner; the first ones:{}\n"
-                          "A trace with these cannot be turned into a complete graph; --allow-unmatched drops them "
-                          "(and counts them).",
-                          sends, recvs, list));
+  throw Error(
+      fmt::format("{} send(s) and {} receive(s) have no partner; the first ones:{}\n"
+                  "A trace with these cannot be turned into a complete graph; --allow-unmatched drops them "
+                  "(and counts them).",
+                  sends, recvs, list));
 }
 
 void check_truncation(const trace::TraceDir& td, const Options& opts) {
@@ -285,9 +290,10 @@ void check_truncation(const trace::TraceDir& td, const Options& opts) {
       list += fmt::format("\n  rank {}: {}: offset {}: {}", r.rank(), r.path(), r.damage()->offset, r.damage()->reason);
   }
   if (count && !opts.allow_truncated)
-    throw Error(fmt::format("{} rank trace(s) are truncated:{}\n--allow-truncated cuts every rank where the first "
-                            "truncated one ends and drops the messages crossing the cut.",
-                            count, list));
+    throw Error(
+        fmt::format("{} rank trace(s) are truncated:{}\n--allow-truncated cuts every rank where the first "
+                    "truncated one ends and drops the messages crossing the cut.",
+                    count, list));
 }
 
 }  // namespace
@@ -299,9 +305,10 @@ Stats generate(const std::string& trace_dir, graph::GraphSink& sink, const Optio
   stats.ranks = td.meta.ranks;
   auto note_mismatches = [&](const Pass& pass) {
     if (pass.size_mismatches())
-      stats.warnings.push_back(fmt::format("{} message(s) were received with a byte count other than the one sent; "
-                                           "the graph uses the sent size",
-                                           pass.size_mismatches()));
+      stats.warnings.push_back(
+          fmt::format("{} message(s) were received with a byte count other than the one sent; "
+                      "the graph uses the sent size",
+                      pass.size_mismatches()));
   };
   if (!options.allow_unmatched && !options.allow_truncated) {
     Pass pass(td, &sink, options, stats, nullptr);
@@ -329,8 +336,8 @@ Stats generate(const std::string& trace_dir, graph::GraphSink& sink, const Optio
   note_mismatches(pass);
   stats.dropped_recvs += pass.lost_recvs().size();
   if (stats.dropped_sends + stats.dropped_recvs)
-    stats.warnings.push_back(fmt::format("dropped {} send(s) and {} receive(s) without a partner",
-                                         stats.dropped_sends, stats.dropped_recvs));
+    stats.warnings.push_back(fmt::format("dropped {} send(s) and {} receive(s) without a partner", stats.dropped_sends,
+                                         stats.dropped_recvs));
   if (stats.dropped_collectives)
     stats.warnings.push_back(
         fmt::format("dropped {} collective call(s) cut off by the truncation", stats.dropped_collectives));

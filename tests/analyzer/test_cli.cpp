@@ -41,7 +41,8 @@ TEST(AnalyzeCli, ParamsFileFlagsOverrideAndTextSummary) {
   auto dir = fs::temp_directory_path() / "llamp-cli-test";
   fs::create_directories(dir);
   auto params = dir / "p.json";
-  std::ofstream(params) << R"({"format":"llamp-loggp","version":1,"L_ns":9000,"o_ns":0,"g_ns":0,"G_ns_per_byte":5,"S_bytes":1000000})";
+  std::ofstream(params)
+      << R"({"format":"llamp-loggp","version":1,"L_ns":9000,"o_ns":0,"g_ns":0,"G_ns_per_byte":5,"S_bytes":1000000})";
   CliRun r = run(kExample + " --params " + params.string() + " --L 500ns --csv " + (dir / "c.csv").string());
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("T = 1.615 µs"), std::string::npos) << r.out;
@@ -72,8 +73,8 @@ TEST(AnalyzeCli, PlotWritesPng) {
   auto measured = fs::temp_directory_path() / "llamp-cli-measured.csv";
   std::ofstream(measured) << "delta_L_ns,T_ns\n0,1620\n1000,2600\n";
   fs::remove(png);
-  CliRun r = run(kExample + " --L 0.5us --o 0ns --G 5ns --S inf --plot " + png.string() + " --measured " +
-              measured.string());
+  CliRun r =
+      run(kExample + " --L 0.5us --o 0ns --G 5ns --S inf --plot " + png.string() + " --measured " + measured.string());
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_TRUE(fs::exists(png));
   EXPECT_GT(fs::file_size(png), 1000u);

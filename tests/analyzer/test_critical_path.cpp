@@ -50,9 +50,10 @@ std::string halo_rank(uint32_t rank, uint32_t peer, int iterations, uint64_t byt
                      fmt::arg("c", 400 + 150 * ((i * (rank + 2)) % 4)), fmt::arg("i", i));
   }
   const std::string last = fmt::format("w{}", iterations);
-  s += fmt::format("ar_s: send 8b to {p} tag 9\nar_s requires {l}\nar_r: recv 8b from {p} tag 9\nar_r requires {l}\n"
-                   "fin: calc 2000\nfin requires ar_s\nfin requires ar_r\n}}\n",
-                   fmt::arg("p", peer), fmt::arg("l", last));
+  s += fmt::format(
+      "ar_s: send 8b to {p} tag 9\nar_s requires {l}\nar_r: recv 8b from {p} tag 9\nar_r requires {l}\n"
+      "fin: calc 2000\nfin requires ar_s\nfin requires ar_r\n}}\n",
+      fmt::arg("p", peer), fmt::arg("l", last));
   return s;
 }
 

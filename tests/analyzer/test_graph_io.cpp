@@ -90,13 +90,10 @@ TEST(GraphGoal, ErrorsNameFileAndLine) {
   EXPECT_NE(error_of("num_ranks 2\nrank 0 {\n a: calc 5\n a requires b\n}").find("t.goal:4: label 'b'"),
             std::string::npos);
   EXPECT_NE(error_of("num_ranks 2\nrank 0 {\n send 5 to 1\n}").find("t.goal:3: message size"), std::string::npos);
-  EXPECT_NE(error_of("num_ranks 2\nrank 0 {\n send 5b to 2\n}").find("t.goal:3: destination rank"),
-            std::string::npos);
+  EXPECT_NE(error_of("num_ranks 2\nrank 0 {\n send 5b to 2\n}").find("t.goal:3: destination rank"), std::string::npos);
   EXPECT_NE(error_of("num_ranks 2\nrank 0 {\n calc 5\n").find("never closed"), std::string::npos);
-  EXPECT_NE(error_of("num_ranks 2\nrank 0 {\n send 5b to 1\n}\nrank 1 { }").find("never received"),
-            std::string::npos);
-  EXPECT_NE(error_of("num_ranks 2\nrank 0 { }\nrank 1 {\n\n recv 5b from 0\n}").find("t.goal:5"),
-            std::string::npos);
+  EXPECT_NE(error_of("num_ranks 2\nrank 0 {\n send 5b to 1\n}\nrank 1 { }").find("never received"), std::string::npos);
+  EXPECT_NE(error_of("num_ranks 2\nrank 0 { }\nrank 1 {\n\n recv 5b from 0\n}").find("t.goal:5"), std::string::npos);
   EXPECT_NE(error_of("num_ranks 2\n/* open").find("t.goal:2: comment"), std::string::npos);
   EXPECT_NE(error_of("").find("expected 'num_ranks'"), std::string::npos);
   EXPECT_NE(error_of("num_ranks 99999999999").find("out of range"), std::string::npos);
@@ -118,10 +115,18 @@ TEST(GraphGoal, FuzzedInputNeverCrashes) {
     for (int k = 0; k < edits; ++k) {
       size_t pos = rng() % (s.size() + 1);
       switch (rng() % 4) {
-        case 0: if (pos < s.size()) s.erase(pos, 1 + rng() % 8); break;
-        case 1: s.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;
-        case 2: if (pos < s.size()) s[pos] = static_cast<char>(rng() % 256); break;
-        case 3: s = s.substr(0, pos); break;
+        case 0:
+          if (pos < s.size()) s.erase(pos, 1 + rng() % 8);
+          break;
+        case 1:
+          s.insert(pos, 1, alphabet[rng() % alphabet.size()]);
+          break;
+        case 2:
+          if (pos < s.size()) s[pos] = static_cast<char>(rng() % 256);
+          break;
+        case 3:
+          s = s.substr(0, pos);
+          break;
       }
     }
     try {

@@ -132,7 +132,8 @@ rank 1 {
   w requires s
   w requires r
 }
-)", "exchange.goal");
+)",
+                                          "exchange.goal");
   expect_agreement(g, params(1000, 100, 0.5, std::numeric_limits<uint64_t>::max()), 0, 10000, "eager");
   expect_agreement(g, params(1000, 100, 0.5, 512), 0, 10000, "rendezvous");
 }

@@ -92,10 +92,10 @@ TEST(LpExport, RunningExampleIsEquation6) {
   std::stringstream text;
   text << in.rdbuf();
   const std::string s = text.str();
-  EXPECT_NE(s.find("y_r1_v1_end >= 500"), std::string::npos) << s;          // y1 >= 0.5 µs
+  EXPECT_NE(s.find("y_r1_v1_end >= 500"), std::string::npos) << s;             // y1 >= 0.5 µs
   EXPECT_NE(s.find("- l -3 g + y_r1_v1_end >= 100"), std::string::npos) << s;  // y1 >= l + 0.1 + 3G
-  EXPECT_NE(s.find("t >= 1100"), std::string::npos) << s;                    // t >= 1.1 µs
-  EXPECT_NE(s.find("t - y_r1_v1_end >= 1000"), std::string::npos) << s;      // t >= y1 + 1 µs
+  EXPECT_NE(s.find("t >= 1100"), std::string::npos) << s;                      // t >= 1.1 µs
+  EXPECT_NE(s.find("t - y_r1_v1_end >= 1000"), std::string::npos) << s;        // t >= y1 + 1 µs
   EXPECT_NE(s.find("500 <= l"), std::string::npos) << s;
   fs::remove_all(dir);
 }
@@ -141,7 +141,8 @@ TEST(LpCli, LpSubcommandWritesBothFormats) {
   EXPECT_NE(run_llamp("lp " + graph + " -o " + (dir / "a.txt").string() + " --L 1us --o 0ns --G 5ns --S inf", out), 0);
   EXPECT_NE(out.find("a.txt"), std::string::npos) << out;
   EXPECT_NE(run_llamp("lp " + graph + " -o " + (dir / "b.lp").string() + " --o 0ns --G 5ns --S inf", out), 0);
-  EXPECT_NE(run_llamp("lp /nonexistent.goal -o " + (dir / "c.lp").string() + " --L 1us --o 0ns --G 5ns --S inf", out), 0);
+  EXPECT_NE(run_llamp("lp /nonexistent.goal -o " + (dir / "c.lp").string() + " --L 1us --o 0ns --G 5ns --S inf", out),
+            0);
   EXPECT_NE(out.find("/nonexistent.goal"), std::string::npos) << out;
   fs::remove_all(dir);
 }

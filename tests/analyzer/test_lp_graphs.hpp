@@ -11,12 +11,12 @@ namespace llamp::lp_test {
 
 struct RandomGraphSpec {
   uint32_t ranks = 4;
-  uint32_t steps = 200;          // operations placed over all ranks
+  uint32_t steps = 200;  // operations placed over all ranks
   uint64_t max_calc_ns = 2000;
-  uint64_t max_small_bytes = 64;    // most messages
-  uint64_t max_large_bytes = 65536; // one in five (rendezvous above S)
-  double nonblocking = 0.4;         // share of sends/receives that are nonblocking
-  double extra_edges = 0.1;         // share of vertices with an extra Requires edge
+  uint64_t max_small_bytes = 64;     // most messages
+  uint64_t max_large_bytes = 65536;  // one in five (rendezvous above S)
+  double nonblocking = 0.4;          // share of sends/receives that are nonblocking
+  double extra_edges = 0.1;          // share of vertices with an extra Requires edge
 };
 
 // Ranks run a sequence of operations; a message appears on both its ranks at the same global
@@ -76,8 +76,8 @@ inline graph::Graph random_graph(const RandomGraphSpec& spec, uint64_t seed) {
     } else if (what < 9) {
       uint32_t dst = static_cast<uint32_t>(uniform(0, spec.ranks - 2));
       if (dst >= r) ++dst;
-      const uint64_t bytes = chance(0.2) ? uniform(spec.max_small_bytes + 1, spec.max_large_bytes)
-                                         : uniform(0, spec.max_small_bytes);
+      const uint64_t bytes =
+          chance(0.2) ? uniform(spec.max_small_bytes + 1, spec.max_large_bytes) : uniform(0, spec.max_small_bytes);
       const uint64_t s = b.send(r, bytes, dst, 0);
       place(r, s, chance(spec.nonblocking));
       const uint64_t v = b.recv(dst, bytes, r, 0);

@@ -80,8 +80,8 @@ TEST(LpRunningExample, ToleranceLpMatchesFigure6) {
 }
 
 TEST(LpRunningExample, GraphWithoutMessagesToleratesAnyLatency) {
-  const auto g = llamp::graph::parse_goal(
-      "num_ranks 1\nrank 0 {\n a: calc 10\n b: calc 20\n b requires a\n}\n", "calc_only.goal");
+  const auto g =
+      llamp::graph::parse_goal("num_ranks 1\nrank 0 {\n a: calc 10\n b: calc 20\n b requires a\n}\n", "calc_only.goal");
   const lp::LpProblem problem = lp::build_lp(g, example_params(1000));
   lp::LpSolver solver(problem);
   const lp::LpPoint pt = solver.solve_at(1000);

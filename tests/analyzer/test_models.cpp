@@ -69,9 +69,9 @@ TEST(Topology, FatTreeAndDragonflyRoutes) {
   EXPECT_EQ(topo_route(ft, 0, 4).wires, (std::vector<uint32_t>{2, 2, 2}));
   Topology df = parse_topology("dragonfly:g=3,a=2,p=2");
   EXPECT_EQ(df.capacity(), 12u);
-  EXPECT_EQ(topo_route(df, 0, 1).switches, 1u);   // same router
+  EXPECT_EQ(topo_route(df, 0, 1).switches, 1u);                             // same router
   EXPECT_EQ(topo_route(df, 0, 2).wires, (std::vector<uint32_t>{2, 1, 0}));  // same group
-  TopoRoute inter = topo_route(df, 0, 4);         // group 0 → group 1
+  TopoRoute inter = topo_route(df, 0, 4);                                   // group 0 → group 1
   EXPECT_EQ(inter.wires[2], 1u);
   EXPECT_EQ(inter.switches, 2u + inter.wires[1]);
   EXPECT_THROW(parse_topology("torus:k=3"), Error);

@@ -38,15 +38,19 @@ TEST(LogGPParams, RejectsBadFilesWithTheKey) {
   EXPECT_NE(error_of(R"({"format":"llamp-loggp","version":1,"L_ns":1,"o_ns":1,"g_ns":0,"G_ns_per_byte":0})")
                 .find("\"S_bytes\" is missing"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"format":"llamp-loggp","version":1,"L_ns":-1,"o_ns":1,"g_ns":0,"G_ns_per_byte":0,"S_bytes":1})")
-                .find("\"L_ns\""),
-            std::string::npos);
-  EXPECT_NE(error_of(R"({"format":"llamp-loggp","version":1,"L_ns":1,"o_ns":1,"g_ns":0,"G_ns_per_byte":0,"S_bytes":1.5})")
-                .find("whole number"),
-            std::string::npos);
-  EXPECT_NE(error_of(R"({"format":"llamp-loggp","version":1,"L_ns":1,"o_ns":1,"g_ns":0,"G_ns_per_byte":0,"S_bytes":1,"Lns":3})")
-                .find("unknown key \"Lns\""),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(R"({"format":"llamp-loggp","version":1,"L_ns":-1,"o_ns":1,"g_ns":0,"G_ns_per_byte":0,"S_bytes":1})")
+          .find("\"L_ns\""),
+      std::string::npos);
+  EXPECT_NE(
+      error_of(R"({"format":"llamp-loggp","version":1,"L_ns":1,"o_ns":1,"g_ns":0,"G_ns_per_byte":0,"S_bytes":1.5})")
+          .find("whole number"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of(
+          R"({"format":"llamp-loggp","version":1,"L_ns":1,"o_ns":1,"g_ns":0,"G_ns_per_byte":0,"S_bytes":1,"Lns":3})")
+          .find("unknown key \"Lns\""),
+      std::string::npos);
 }
 
 TEST(LogGPParams, FlagsNeedUnitsAndOverride) {

@@ -29,8 +29,8 @@ graph::Graph halo(uint32_t P, uint64_t events) {
   for (uint64_t it = 0; it < iters; ++it)
     for (uint32_t r = 0; r < P; ++r) {
       uint32_t x = r % side, y = r / side;
-      uint32_t nb[4] = {y * side + (x + 1) % side, y * side + (x + side - 1) % side,
-                        ((y + 1) % side) * side + x, ((y + side - 1) % side) * side + x};
+      uint32_t nb[4] = {y * side + (x + 1) % side, y * side + (x + side - 1) % side, ((y + 1) % side) * side + x,
+                        ((y + side - 1) % side) * side + x};
       uint64_t c = b.calc(r, cost(r, it, 20000));
       b.requires_edge(r, c, last[r]);
       uint64_t w = b.calc(r, 0);

@@ -108,8 +108,8 @@ class NullSink final : public llamp::graph::GraphSink {
 
 void report(benchmark::State& state, const llamp::schedgen::Stats& st) {
   state.counters["events"] = static_cast<double>(st.events);
-  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(st.events) * state.iterations(),
-                                                      benchmark::Counter::kIsRate);
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(st.events) * state.iterations(), benchmark::Counter::kIsRate);
   state.counters["vertices"] = static_cast<double>(st.calc_vertices + st.send_vertices + st.recv_vertices);
   state.counters["messages"] = static_cast<double>(st.p2p_messages + st.collective_messages);
   rusage ru{};

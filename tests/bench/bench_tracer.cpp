@@ -37,7 +37,8 @@ double median(std::vector<double> v) {
 bool wrappers_are_the_tracers() {
   Dl_info info{};
   void* sym = dlsym(RTLD_DEFAULT, "MPI_Isend");
-  return sym && dladdr(sym, &info) && info.dli_fname && std::string(info.dli_fname).find("llamptrace") != std::string::npos;
+  return sym && dladdr(sym, &info) && info.dli_fname &&
+         std::string(info.dli_fname).find("llamptrace") != std::string::npos;
 }
 
 // Runs `batch` (calls_per_round MPI calls per round, `rounds` rounds) alternately paused and

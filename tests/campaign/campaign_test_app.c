@@ -51,12 +51,18 @@ int main(int argc, char **argv) {
   const char *fail_once = NULL, *hang_once = NULL, *fail_once_untraced = NULL;
   int fail_always = 0;
   for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--compute-ms") == 0 && i + 1 < argc) compute_ms = atof(argv[++i]);
-    else if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) iterations = atoi(argv[++i]);
-    else if (strcmp(argv[i], "--fail-once") == 0 && i + 1 < argc) fail_once = argv[++i];
-    else if (strcmp(argv[i], "--fail-once-untraced") == 0 && i + 1 < argc) fail_once_untraced = argv[++i];
-    else if (strcmp(argv[i], "--hang-once") == 0 && i + 1 < argc) hang_once = argv[++i];
-    else if (strcmp(argv[i], "--fail-always") == 0) fail_always = 1;
+    if (strcmp(argv[i], "--compute-ms") == 0 && i + 1 < argc)
+      compute_ms = atof(argv[++i]);
+    else if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc)
+      iterations = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--fail-once") == 0 && i + 1 < argc)
+      fail_once = argv[++i];
+    else if (strcmp(argv[i], "--fail-once-untraced") == 0 && i + 1 < argc)
+      fail_once_untraced = argv[++i];
+    else if (strcmp(argv[i], "--hang-once") == 0 && i + 1 < argc)
+      hang_once = argv[++i];
+    else if (strcmp(argv[i], "--fail-always") == 0)
+      fail_always = 1;
     else {
       fprintf(stderr, "campaign_test_app: unknown or incomplete argument '%s'\n", argv[i]);
       return 2;

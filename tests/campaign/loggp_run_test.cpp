@@ -84,8 +84,7 @@ TEST(LoggpRun, TwoRanksWriteAValidPlausibleParameterFile) {
 
 TEST(LoggpRun, RefusesAnythingButTwoRanks) {
   const std::string out = temp_file("llamp-loggp-3");
-  EXPECT_NE(run(std::string(LLAMP_TEST_MPIEXEC) + " -n 3 " + LLAMP_TEST_LOGGP + kQuick + " -o " + out +
-                " 2>/dev/null"),
+  EXPECT_NE(run(std::string(LLAMP_TEST_MPIEXEC) + " -n 3 " + LLAMP_TEST_LOGGP + kQuick + " -o " + out + " 2>/dev/null"),
             0);
   EXPECT_FALSE(fs::exists(out));
 }
@@ -100,9 +99,8 @@ std::string patched_prefix() {
 
 nlohmann::json measure_injected(const std::string& prefix, const std::string& delta) {
   const std::string out = temp_file("llamp-loggp-inject-" + delta);
-  const std::string cmd = "bash -c 'source " + prefix + "/llamp-env.sh && MPIR_CVAR_NOLOCAL=1 LLAMP_DELTA_L=" +
-                          delta + " " + LLAMP_TEST_MPIEXEC + " -n 2 " + LLAMP_TEST_LOGGP + kQuick + " -o " + out +
-                          "'";
+  const std::string cmd = "bash -c 'source " + prefix + "/llamp-env.sh && MPIR_CVAR_NOLOCAL=1 LLAMP_DELTA_L=" + delta +
+                          " " + LLAMP_TEST_MPIEXEC + " -n 2 " + LLAMP_TEST_LOGGP + kQuick + " -o " + out + "'";
   EXPECT_EQ(run(cmd), 0) << cmd;
   nlohmann::json doc = read_json(out);
   fs::remove(out);
@@ -118,8 +116,7 @@ TEST(LoggpRun, InjectedLatencyAddsToL) {
   // llamp-loggp is built against Debian's MPICH and loads libmpich.so.12: the prefix must offer
   // that name for LD_LIBRARY_PATH to switch it to the patched library.
   if (!fs::exists(prefix + "/llamp-env.sh") || !fs::exists(prefix + "/lib/libmpich.so.12"))
-    GTEST_SKIP() << "no patched MPICH with libmpich.so.12 at " << prefix
-                 << " (run scripts/build-patched-mpich.sh)";
+    GTEST_SKIP() << "no patched MPICH with libmpich.so.12 at " << prefix << " (run scripts/build-patched-mpich.sh)";
   const nlohmann::json base = measure_injected(prefix, "0");
   const nlohmann::json injected = measure_injected(prefix, "50us");
   // Every message is held back by ΔL, so even the fastest 1 B trip is at least 50 us slower.

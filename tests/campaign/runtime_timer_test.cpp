@@ -22,8 +22,7 @@ Record parse(const fs::path& path) {
   std::ifstream in(path);
   std::string tag, k1, k2, k3, k4, k5;
   Record r;
-  in >> tag >> k1 >> r.rank >> k2 >> r.size >> k3 >> r.runtime_ns >> k4 >> r.init_end_ns >> k5 >>
-      r.finalize_start_ns;
+  in >> tag >> k1 >> r.rank >> k2 >> r.size >> k3 >> r.runtime_ns >> k4 >> r.init_end_ns >> k5 >> r.finalize_start_ns;
   EXPECT_EQ(tag, "llamp-runtime") << path;
   EXPECT_EQ(k3, "runtime_ns") << path;
   return r;

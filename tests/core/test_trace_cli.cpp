@@ -31,8 +31,7 @@ Result run(const std::string& cmd) {
 
 // Rank 0 sends 3 messages to rank 1; rank 1 receives them with ANY_SOURCE.
 fs::path make_trace(bool truncate_rank1) {
-  fs::path dir = fs::temp_directory_path() / ("llamp-cli-" + std::to_string(getpid()) +
-                                              (truncate_rank1 ? "-t" : ""));
+  fs::path dir = fs::temp_directory_path() / ("llamp-cli-" + std::to_string(getpid()) + (truncate_rank1 ? "-t" : ""));
   fs::remove_all(dir);
   fs::create_directories(dir);
   TraceMeta m;

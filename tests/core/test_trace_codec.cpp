@@ -59,7 +59,8 @@ TEST(Varint, RoundTripsEdgeValues) {
     ASSERT_EQ(llamp::get_varint(buf, end, out), end);
     EXPECT_EQ(out, v);
   }
-  for (int64_t v : std::initializer_list<int64_t>{0, -1, 1, INT64_MIN, INT64_MAX}) EXPECT_EQ(llamp::unzigzag(llamp::zigzag(v)), v);
+  for (int64_t v : std::initializer_list<int64_t>{0, -1, 1, INT64_MIN, INT64_MAX})
+    EXPECT_EQ(llamp::unzigzag(llamp::zigzag(v)), v);
 }
 
 TEST(TraceCodec, EveryFieldRoundTrips) {

@@ -172,9 +172,10 @@ TEST_P(Pipeline, NativeAndClpAgreeOnTheTracedGraph) {
 // thread's Isend after the other's Wait and, about one run in three, close a cycle across ranks).
 std::vector<AppCase> cases() {
   const std::vector<std::pair<std::string, std::string>> apps = {
-      {"hello", ""},           {"pingpong", "10 4096"},   {"halo2d", "20 32 4 5"}, {"cg", "10 1000 4"},
-      {"ring", "3 64 2"},      {"master_worker", "30 100"}, {"subcomm", "2 8"},  {"persistent", "10 64 4"},
-      {"completions", "3 16 100"}, {"threads", "10 16 2"}, {"fhalo", "20 100 2 5"}};
+      {"hello", ""},          {"pingpong", "10 4096"},   {"halo2d", "20 32 4 5"},
+      {"cg", "10 1000 4"},    {"ring", "3 64 2"},        {"master_worker", "30 100"},
+      {"subcomm", "2 8"},     {"persistent", "10 64 4"}, {"completions", "3 16 100"},
+      {"threads", "10 16 2"}, {"fhalo", "20 100 2 5"}};
   std::vector<AppCase> out;
   for (const auto& [app, args] : apps) out.push_back({app, args, 2});
   out.push_back({"halo2d", "20 32 4 5", 4});

@@ -22,9 +22,7 @@ namespace {
 // The contract is per latency term: every L on the path becomes L + delta L
 // within max(0.5 us, 2 % of delta L).  A check that adds up `terms` terms
 // allows that error per term.
-double tolerance_us(int terms, double delta_us) {
-  return terms * std::max(0.5, 0.02 * delta_us);
-}
+double tolerance_us(int terms, double delta_us) { return terms * std::max(0.5, 0.02 * delta_us); }
 
 std::string delta(double us) { return "LLAMP_DELTA_L=" + std::to_string(us) + "us"; }
 
@@ -101,13 +99,12 @@ void expect_pingpong_grows_by(int bytes, int terms, double delta_us, int reps) {
   for (int attempt = 1; attempt <= kAttempts; ++attempt) {
     Paired p = run_paired(delta_us, args, {key}, log);
     double added = p.added(key);
-    log << "attempt " << attempt << ": reference runs [" << join(p.ref[key])
-        << "] us, injected runs [" << join(p.inj[key]) << "] us, added " << added << " us ("
-        << load_average() << ")\n";
+    log << "attempt " << attempt << ": reference runs [" << join(p.ref[key]) << "] us, injected runs ["
+        << join(p.inj[key]) << "] us, added " << added << " us (" << load_average() << ")\n";
     if (std::abs(added - expected) <= tolerance) return;
   }
-  ADD_FAILURE() << bytes << " B, delta L " << delta_us << " us: one-way time did not grow by "
-                << expected << " +- " << tolerance << " us in " << kAttempts << " attempts\n"
+  ADD_FAILURE() << bytes << " B, delta L " << delta_us << " us: one-way time did not grow by " << expected << " +- "
+                << tolerance << " us in " << kAttempts << " attempts\n"
                 << log.str();
 }
 
@@ -142,16 +139,16 @@ TEST(InjectorRendezvous, LatencyTermsMatchTheAnalyzerModel) {
     const char* send_key;
     int recv_terms, send_terms;
   } cases[] = {
-      {"sender late", "rndvterms " + std::to_string(kRendezvousBytes) + " 30 0 0",
-       "recv_end_from_send_median_us", "send_end_from_send_median_us", 3, 4},
+      {"sender late", "rndvterms " + std::to_string(kRendezvousBytes) + " 30 0 0", "recv_end_from_send_median_us",
+       "send_end_from_send_median_us", 3, 4},
       // The receiver computes delta L + 400 us after the barrier: the RTS
       // arrives while it computes and is stamped by the injector's thread up
       // to one watch period (200 us) late (docs/injector.md), so it is
       // surely released before the post.  A trial counts when the post came
       // more than delta L + 50 us after the send started.
       {"receiver late",
-       "rndvterms " + std::to_string(kRendezvousBytes) + " 30 " + std::to_string(d + 400) +
-           " " + std::to_string(d + 50),
+       "rndvterms " + std::to_string(kRendezvousBytes) + " 30 " + std::to_string(d + 400) + " " +
+           std::to_string(d + 50),
        "recv_end_from_post_median_us", "send_end_from_post_median_us", 2, 3},
   };
   for (const auto& c : cases) {
@@ -160,15 +157,15 @@ TEST(InjectorRendezvous, LatencyTermsMatchTheAnalyzerModel) {
     for (int attempt = 1; attempt <= kAttempts && !passed; ++attempt) {
       Paired p = run_paired(d, c.args, {c.recv_key, c.send_key, "valid_trials"}, log);
       double recv = p.added(c.recv_key), send = p.added(c.send_key);
-      log << c.name << " attempt " << attempt << ": receive +" << recv << " us (runs "
-          << join(p.inj[c.recv_key]) << " vs " << join(p.ref[c.recv_key]) << "), send +" << send
-          << " us (runs " << join(p.inj[c.send_key]) << " vs " << join(p.ref[c.send_key])
-          << "), valid trials " << join(p.inj["valid_trials"]) << " (" << load_average() << ")\n";
+      log << c.name << " attempt " << attempt << ": receive +" << recv << " us (runs " << join(p.inj[c.recv_key])
+          << " vs " << join(p.ref[c.recv_key]) << "), send +" << send << " us (runs " << join(p.inj[c.send_key])
+          << " vs " << join(p.ref[c.send_key]) << "), valid trials " << join(p.inj["valid_trials"]) << " ("
+          << load_average() << ")\n";
       passed = std::abs(recv - c.recv_terms * d) <= tolerance_us(c.recv_terms, d) &&
                std::abs(send - c.send_terms * d) <= tolerance_us(c.send_terms, d);
     }
-    EXPECT_TRUE(passed) << c.name << ": expected receive +" << c.recv_terms * d << " us, send +"
-                        << c.send_terms * d << " us\n"
+    EXPECT_TRUE(passed) << c.name << ": expected receive +" << c.recv_terms * d << " us, send +" << c.send_terms * d
+                        << " us\n"
                         << log.str();
   }
 }
@@ -176,8 +173,7 @@ TEST(InjectorRendezvous, LatencyTermsMatchTheAnalyzerModel) {
 // What is held for a rendezvous message: RTS and ATS (messages, delta L each)
 // and the completion of the get (2 delta L); UCX's get scheme sends no RTR.
 TEST(InjectorRendezvous, HoldsRtsGetCompletionAndAts) {
-  auto r = run_probe(delta(10) + " LLAMP_INJECT_STATS=1", 2,
-                     "pingpong " + std::to_string(kRendezvousBytes) + " 20");
+  auto r = run_probe(delta(10) + " LLAMP_INJECT_STATS=1", 2, "pingpong " + std::to_string(kRendezvousBytes) + " 20");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (int rank : {0, 1}) {
     std::regex line("llamp-inject: rank=" + std::to_string(rank) + " .*by_type=(.*)");
@@ -204,8 +200,8 @@ TEST(InjectorFig8, BackToBackSendsAreDelayedOnceNotCumulatively) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     double last = r.number("last_oneway_median_us");
     EXPECT_GE(r.number("last_oneway_min_us"), d) << "no message may arrive early\n" << r.output;
-    log << "attempt " << attempt << ": median " << last << " us, trials "
-        << r.values["last_oneway_trials_us"] << " (" << load_average() << ")\n";
+    log << "attempt " << attempt << ": median " << last << " us, trials " << r.values["last_oneway_trials_us"] << " ("
+        << load_average() << ")\n";
     if (last < 10 * d) {
       return;
     }
@@ -246,8 +242,7 @@ TEST(InjectorOverlap, ComputeShorterThanTheWatchPeriodStillHidesDeltaL) {
   std::ostringstream log;
   bool passed = false;
   for (int attempt = 1; attempt <= kAttempts && !passed; ++attempt) {
-    auto r = run_probe("LLAMP_INJECT_WATCH_PERIOD=200us " + delta(d), 2,
-                       "overlap 150 15 " + std::to_string(d + 25));
+    auto r = run_probe("LLAMP_INJECT_WATCH_PERIOD=200us " + delta(d), 2, "overlap 150 15 " + std::to_string(d + 25));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     log << r.output << load_average() << "\n";
     passed = r.number("valid_trials") >= 5 && r.number("recv_wait_median_us") < d / 2;
@@ -285,8 +280,7 @@ TEST(InjectorAnySource, WaitanyAndTestUnderThreadMultipleSeeDeltaL) {
     EXPECT_EQ(r.number("thread_provided"), 3) << "MPI_THREAD_MULTIPLE";
     double median = r.number("oneway_median_us");
     EXPECT_GE(median, d) << "no message may arrive early\n" << r.output;
-    log << "attempt " << attempt << ": one-way median " << median << " us (" << load_average()
-        << ")\n";
+    log << "attempt " << attempt << ": one-way median " << median << " us (" << load_average() << ")\n";
     if (median < d + 25) {
       return;
     }

@@ -16,17 +16,16 @@ double ProbeResult::number(const std::string& key) const {
   return std::stod(it->second);
 }
 
-ProbeResult run_probe(const std::string& env, int ranks, const std::string& args,
-                      const std::string& probe, const std::string& mpiexec) {
+ProbeResult run_probe(const std::string& env, int ranks, const std::string& args, const std::string& probe,
+                      const std::string& mpiexec) {
   // LD_LIBRARY_PATH selects the patched libmpich/libucp for the patched probe;
   // the stock probe has no such libraries in that folder to pick up wrongly
   // (it links libmpich.so.12 from /usr, which the prefix also provides, so the
   // stock run clears the variable).
-  std::string ld = probe == LLAMP_INJECT_PROBE
-                       ? std::string("LD_LIBRARY_PATH=") + LLAMP_PATCHED_LIBDIR + " "
-                       : std::string("LD_LIBRARY_PATH= ");
-  std::string cmd = "env " + ld + env + " " + mpiexec + " -n " + std::to_string(ranks) + " " +
-                    probe + " " + args + " 2>&1";
+  std::string ld = probe == LLAMP_INJECT_PROBE ? std::string("LD_LIBRARY_PATH=") + LLAMP_PATCHED_LIBDIR + " "
+                                               : std::string("LD_LIBRARY_PATH= ");
+  std::string cmd =
+      "env " + ld + env + " " + mpiexec + " -n " + std::to_string(ranks) + " " + probe + " " + args + " 2>&1";
   ProbeResult result;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) {

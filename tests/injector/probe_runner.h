@@ -9,7 +9,7 @@ namespace llamp::inject_test {
 
 struct ProbeResult {
   int exit_code = -1;
-  std::string output;                       // stdout + stderr
+  std::string output;                         // stdout + stderr
   std::map<std::string, std::string> values;  // key=value lines
 
   double number(const std::string& key) const;  // throws if missing

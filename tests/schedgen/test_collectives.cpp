@@ -61,12 +61,14 @@ std::vector<Case> cases() {
       {"allgather", Call::Allgather, "recursive_doubling", [=](uint64_t p) { return fold(p) + pof2(p) * flog(p); },
        [=](uint64_t p) { return flog(p) + fold_rounds(p); }},
       {"allgather", Call::Allgather, "bruck", [](uint64_t p) { return p * lg(p); }, lg},
-      {"alltoall", Call::Alltoall, "pairwise", [](uint64_t p) { return p * (p - 1); }, [](uint64_t p) { return p - 1; }},
+      {"alltoall", Call::Alltoall, "pairwise", [](uint64_t p) { return p * (p - 1); },
+       [](uint64_t p) { return p - 1; }},
       {"alltoall", Call::Alltoall, "linear", [](uint64_t p) { return p * (p - 1); },
        [](uint64_t p) { return p > 1 ? 1 : 0; }},
       {"alltoall", Call::Alltoall, "bruck", [](uint64_t p) { return p * lg(p); }, lg},
       {"gather", Call::Gather, "binomial", [](uint64_t p) { return p - 1; }, lg, true},
-      {"gather", Call::Gather, "linear", [](uint64_t p) { return p - 1; }, [](uint64_t p) { return p > 1 ? 1 : 0; }, true},
+      {"gather", Call::Gather, "linear", [](uint64_t p) { return p - 1; }, [](uint64_t p) { return p > 1 ? 1 : 0; },
+       true},
       {"scatter", Call::Scatter, "binomial", [](uint64_t p) { return p - 1; }, lg, true},
       {"scatter", Call::Scatter, "linear", [](uint64_t p) { return p - 1; }, [](uint64_t p) { return p > 1 ? 1 : 0; },
        true},
@@ -89,7 +91,8 @@ graph::Graph run_collective(const Case& c, uint32_t world, const std::vector<int
     if (comm != trace::kCommWorld) {
       Event& e = t[r].add(Call::Comm_split);
       e.new_comm = member ? comm : comm + 1;
-      if (member) e.members = members;
+      if (member)
+        e.members = members;
       else
         for (uint32_t x = 0; x < world; ++x)
           if (std::find(members.begin(), members.end(), static_cast<int32_t>(x)) == members.end())
@@ -183,8 +186,10 @@ TEST(SchedgenCollectives, VectorVariantsUseRealCounts) {
     Options o;
     o.algorithms.set("alltoallv=" + algo);
     graph::Graph g = build_graph(t.write("a2av_" + algo), o);
-    if (algo == "bruck") EXPECT_GE(total_message_bytes(g), offdiag);
-    else EXPECT_EQ(total_message_bytes(g), offdiag);
+    if (algo == "bruck")
+      EXPECT_GE(total_message_bytes(g), offdiag);
+    else
+      EXPECT_EQ(total_message_bytes(g), offdiag);
     // Every receive's size equals its send's (the sizes a rank cannot know locally are exact too).
     for (uint64_t v = 0; v < g.num_vertices(); ++v)
       if (g.kind[v] == graph::VertexKind::Recv) EXPECT_EQ(g.value[v], g.value[g.peer[v]]);

@@ -19,7 +19,7 @@ uint64_t value(const graph::Graph& g, uint32_t rank, uint64_t local) { return g.
 // Fig. 3: blocking send/recv pairs; calc vertices carry the time between calls.
 TEST(SchedgenP2P, Fig3BlockingChain) {
   TraceSpec t(2);
-  t[0].compute(90).send(1, 0, 8);   // [100, 110]
+  t[0].compute(90).send(1, 0, 8);  // [100, 110]
   t[0].compute(50).recv(1, 0, 8, 1, 0);
   t[0].compute(30);
   t[1].compute(40).recv(0, 0, 8, 0, 0);  // [50, 60]
@@ -58,8 +58,8 @@ TEST(SchedgenP2P, Fig13NonblockingOverlap) {
   graph::Graph g = build_graph(t.write("fig13"));
 
   EXPECT_EQ(kinds_of(g, 0), "c s c c");
-  EXPECT_EQ(preds_of(g, 0, 1), V{"R0"});        // send after the first computation
-  EXPECT_EQ(preds_of(g, 0, 2), V{"I1"});        // overlapping computation starts with the send
+  EXPECT_EQ(preds_of(g, 0, 1), V{"R0"});          // send after the first computation
+  EXPECT_EQ(preds_of(g, 0, 2), V{"I1"});          // overlapping computation starts with the send
   EXPECT_EQ(preds_of(g, 0, 3), (V{"R1", "R2"}));  // after the Wait: send done and computation done
   EXPECT_EQ(value(g, 0, 2), 200u);
 
@@ -115,8 +115,8 @@ TEST(SchedgenP2P, WildcardBoundToActualSourceInPostingOrder) {
   ASSERT_EQ(kinds_of(g, 0), "c c c c r r c");
   EXPECT_EQ(preds_of(g, 0, 3), (V{"R2", "R5"}));  // after Wait(B)
   EXPECT_EQ(preds_of(g, 0, 6), (V{"R3", "R4"}));  // after Wait(A)
-  EXPECT_EQ(peer_local(g, 1, 1), 4u);  // first send → A (posted first)
-  EXPECT_EQ(peer_local(g, 1, 3), 5u);  // second send → B
+  EXPECT_EQ(peer_local(g, 1, 1), 4u);             // first send → A (posted first)
+  EXPECT_EQ(peer_local(g, 1, 3), 5u);             // second send → B
   EXPECT_EQ(g.tag[g.global_id(0, 4)], 7);
 }
 
@@ -152,7 +152,7 @@ TEST(SchedgenP2P, SynchronousSendWaitsForTheAcknowledgement) {
   EXPECT_EQ(kinds_of(g, 0), "c s r c c");
   EXPECT_EQ(value(g, 0, 2), 0u);
   EXPECT_EQ(peer_rank(g, 0, 2), 1u);
-  EXPECT_EQ(preds_of(g, 0, 2), V{});  // posted with the send, waits only for its message
+  EXPECT_EQ(preds_of(g, 0, 2), V{});      // posted with the send, waits only for its message
   EXPECT_EQ(preds_of(g, 0, 3), V{"I1"});  // the computation overlapping the send does not wait
   EXPECT_EQ(preds_of(g, 0, 4), (V{"R1", "R2", "R3"}));
   // rank 1: the acknowledgement leaves once the receive has completed

@@ -30,11 +30,11 @@ std::string shell_quote(const std::string& s) {
 }
 
 // Size-independent algorithms so the expected counts are closed formulas.
-const char* kAlgos[] = {"allreduce=ring",         "bcast=binomial",       "reduce=binomial",
-                        "barrier=dissemination",  "allgather=ring",       "allgatherv=ring",
-                        "alltoall=pairwise",      "alltoallv=pairwise",   "alltoallw=pairwise",
-                        "gather=linear",          "gatherv=linear",       "scatter=linear",
-                        "scatterv=linear",        "reduce_scatter=pairwise", "reduce_scatter_block=pairwise",
+const char* kAlgos[] = {"allreduce=ring",          "bcast=binomial",           "reduce=binomial",
+                        "barrier=dissemination",   "allgather=ring",           "allgatherv=ring",
+                        "alltoall=pairwise",       "alltoallv=pairwise",       "alltoallw=pairwise",
+                        "gather=linear",           "gatherv=linear",           "scatter=linear",
+                        "scatterv=linear",         "reduce_scatter=pairwise",  "reduce_scatter_block=pairwise",
                         "scan=recursive_doubling", "exscan=recursive_doubling"};
 
 uint64_t lg(uint64_t p) {
@@ -46,18 +46,36 @@ uint64_t lg(uint64_t p) {
 uint64_t formula(trace::Call call, uint64_t p) {
   using C = trace::Call;
   switch (call) {
-    case C::Barrier: case C::Ibarrier: return p * lg(p);
-    case C::Bcast: case C::Ibcast: case C::Reduce: case C::Ireduce: case C::Gather: case C::Igather:
-    case C::Gatherv: case C::Igatherv: case C::Scatter: case C::Iscatter: case C::Scatterv: case C::Iscatterv:
+    case C::Barrier:
+    case C::Ibarrier:
+      return p * lg(p);
+    case C::Bcast:
+    case C::Ibcast:
+    case C::Reduce:
+    case C::Ireduce:
+    case C::Gather:
+    case C::Igather:
+    case C::Gatherv:
+    case C::Igatherv:
+    case C::Scatter:
+    case C::Iscatter:
+    case C::Scatterv:
+    case C::Iscatterv:
       return p - 1;
-    case C::Allreduce: case C::Iallreduce: return 2 * p * (p - 1);
-    case C::Scan: case C::Iscan: case C::Exscan: case C::Iexscan: {
+    case C::Allreduce:
+    case C::Iallreduce:
+      return 2 * p * (p - 1);
+    case C::Scan:
+    case C::Iscan:
+    case C::Exscan:
+    case C::Iexscan: {
       uint64_t n = 0;
       for (uint64_t m = 1; m < p; m <<= 1)
         for (uint64_t i = 0; i < p; ++i) n += (i ^ m) < p;
       return n;
     }
-    default: return p * (p - 1);  // ring allgather(v), pairwise alltoall(v/w) and reduce_scatter(_block)
+    default:
+      return p * (p - 1);  // ring allgather(v), pairwise alltoall(v/w) and reduce_scatter(_block)
   }
 }
 
@@ -78,7 +96,8 @@ Expected expected_from_trace(trace::TraceDir& td) {
       if (e->flags & trace::kFlagFailed) continue;
       auto fam = trace::call_family(e->call);
       using F = trace::Family;
-      if (fam == F::comm_create && e->new_comm != trace::kCommNull && !e->members.empty()) comms[e->new_comm] = e->members;
+      if (fam == F::comm_create && e->new_comm != trace::kCommNull && !e->members.empty())
+        comms[e->new_comm] = e->members;
       if ((fam == F::send || fam == F::isend || fam == F::sendrecv) && e->peer != trace::kProcNull) {
         ++x.p2p;
         if (e->call == trace::Call::Ssend || e->call == trace::Call::Issend) ++x.sync_acks;
@@ -105,8 +124,10 @@ Expected expected_from_trace(trace::TraceDir& td) {
       std::vector<int32_t> members;
       if (e->comm == trace::kCommWorld)
         for (uint32_t r = 0; r < td.meta.ranks; ++r) members.push_back(static_cast<int32_t>(r));
-      else if (e->comm == trace::comm_self_id(rd.rank())) members = {static_cast<int32_t>(rd.rank())};
-      else members = comms.at(e->comm);
+      else if (e->comm == trace::comm_self_id(rd.rank()))
+        members = {static_cast<int32_t>(rd.rank())};
+      else
+        members = comms.at(e->comm);
       if (*std::min_element(members.begin(), members.end()) == static_cast<int32_t>(rd.rank()))
         x.collective += formula(e->call, members.size());
     }
@@ -156,9 +177,10 @@ TEST_P(SchedgenApps, TracedRunGivesCompleteGraph) {
 
 std::vector<AppCase> app_cases() {
   const std::vector<std::pair<std::string, std::string>> apps = {
-      {"hello", ""},           {"pingpong", "10 4096"},  {"halo2d", "20 32 4 5"},   {"cg", "10 1000 4"},
-      {"ring", "3 64 2"},      {"master_worker", "30 100"}, {"subcomm", "2 8"},    {"persistent", "10 64 4"},
-      {"completions", "3 16 100"}, {"threads", "10 16 2"},   {"fhalo", "20 100 2 5"}};
+      {"hello", ""},          {"pingpong", "10 4096"},   {"halo2d", "20 32 4 5"},
+      {"cg", "10 1000 4"},    {"ring", "3 64 2"},        {"master_worker", "30 100"},
+      {"subcomm", "2 8"},     {"persistent", "10 64 4"}, {"completions", "3 16 100"},
+      {"threads", "10 16 2"}, {"fhalo", "20 100 2 5"}};
   std::vector<AppCase> out;
   for (const auto& [app, args] : apps)
     for (int np : {2, 4}) out.push_back({app, args, np});

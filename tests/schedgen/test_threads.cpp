@@ -125,9 +125,9 @@ TEST(SchedgenThreads, NewThreadStartsAfterTheRanksLatestCalc) {
   EXPECT_EQ(value(g, 0, 2), 190u);
   EXPECT_EQ(preds_of(g, 0, 2), V{"R0"});
   EXPECT_EQ(preds_of(g, 0, 3), V{"R2"});
-  EXPECT_EQ(value(g, 0, 4), 290u);        // thread 0: from its send's end to Finalize
+  EXPECT_EQ(value(g, 0, 4), 290u);  // thread 0: from its send's end to Finalize
   EXPECT_EQ(preds_of(g, 0, 4), V{"R1"});
-  EXPECT_EQ(value(g, 0, 5), 0u);          // thread 1 ends with its send
+  EXPECT_EQ(value(g, 0, 5), 0u);  // thread 1 ends with its send
   EXPECT_EQ(preds_of(g, 0, 5), V{"R3"});
 }
 

@@ -21,8 +21,7 @@ using trace::Completion;
 using trace::Event;
 
 inline std::string fresh_dir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("llamp_schedgen_" + name + "_" + std::to_string(::getpid()));
+  auto dir = std::filesystem::temp_directory_path() / ("llamp_schedgen_" + name + "_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();

@@ -127,8 +127,7 @@ TEST_F(TracedApp, ReceivesCarryRealSourcesAndEveryMessageIsReceivedOnce) {
     for (const Event& e : events_[rank]) {
       const auto family = trace::call_family(e.call);
       if (e.request) created.insert(e.request);
-      if (family == trace::Family::send || family == trace::Family::isend ||
-          family == trace::Family::sendrecv) {
+      if (family == trace::Family::send || family == trace::Family::isend || family == trace::Family::sendrecv) {
         if (e.peer >= 0) ++sent[{me, e.peer}];
       }
       if (family == trace::Family::send_init) persistent_send_peer[e.request] = e.peer;
@@ -137,8 +136,10 @@ TEST_F(TracedApp, ReceivesCarryRealSourcesAndEveryMessageIsReceivedOnce) {
           if (auto it = persistent_send_peer.find(id); it != persistent_send_peer.end() && it->second >= 0)
             ++sent[{me, it->second}];
       for (const auto& k : e.completions) {
-        if (trace::call_family(e.call) == trace::Family::completion || trace::call_family(e.call) == trace::Family::mrecv)
-          EXPECT_TRUE(created.count(k.request)) << "completion of request " << k.request << " never created, rank " << me;
+        if (trace::call_family(e.call) == trace::Family::completion ||
+            trace::call_family(e.call) == trace::Family::mrecv)
+          EXPECT_TRUE(created.count(k.request))
+              << "completion of request " << k.request << " never created, rank " << me;
         if (!is_receive_completion_call(e.call) || k.source == trace::kNoRank || k.cancelled) continue;
         if (k.source == trace::kProcNull) continue;
         EXPECT_GE(k.source, 0) << trace::call_name(e.call) << " on rank " << me;

@@ -33,8 +33,10 @@ int main(int argc, char** argv) {
         if (e->tag != kNoRank) line += fmt::format(" tag={}", e->tag);
         if (e->bytes) line += fmt::format(" bytes={}", e->bytes);
         if (e->root != kNoRank) line += fmt::format(" root={}", e->root);
-        if (e->peer2 != kNoRank) line += fmt::format(" peer2={} tag2={} bytes2={}", e->peer2, e->tag2, e->bytes2);
-        else if (e->bytes2) line += fmt::format(" bytes2={}", e->bytes2);
+        if (e->peer2 != kNoRank)
+          line += fmt::format(" peer2={} tag2={} bytes2={}", e->peer2, e->tag2, e->bytes2);
+        else if (e->bytes2)
+          line += fmt::format(" bytes2={}", e->bytes2);
         if (e->request) line += fmt::format(" req={}", e->request);
         if (!e->requests.empty()) {
           line += " reqs=";

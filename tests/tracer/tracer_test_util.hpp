@@ -53,8 +53,8 @@ inline RunResult run_mpi(int np, const std::string& program, const std::string& 
   if (preload) cmd += " LD_PRELOAD=" + shell_quote(LLAMP_TRACER_LIB);
   for (const auto& [k, v] : env) cmd += " " + k + "=" + shell_quote(v);
   const std::string log = (fs::path(workdir) / "run.log").string();
-  cmd += " timeout 240 " + std::string(LLAMP_MPIEXEC) + " -n " + std::to_string(np) + " " + shell_quote(program) +
-         " " + args + " > " + shell_quote(log) + " 2>&1";
+  cmd += " timeout 240 " + std::string(LLAMP_MPIEXEC) + " -n " + std::to_string(np) + " " + shell_quote(program) + " " +
+         args + " > " + shell_quote(log) + " 2>&1";
   RunResult r;
   int status = std::system(cmd.c_str());
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

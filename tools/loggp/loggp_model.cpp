@@ -8,8 +8,7 @@
 
 namespace llamp::loggp {
 
-std::vector<const SizePoint*> sizes_for_bandwidth_fit(const std::vector<SizePoint>& points,
-                                                      std::size_t min_fit_bytes) {
+std::vector<const SizePoint*> sizes_for_bandwidth_fit(const std::vector<SizePoint>& points, std::size_t min_fit_bytes) {
   if (points.empty()) throw Error("no message sizes were measured");
   const bool largest_protocol = points.back().rendezvous;
   std::size_t threshold = 0;  // largest eager size below the first rendezvous size
@@ -29,22 +28,23 @@ std::vector<const SizePoint*> sizes_for_bandwidth_fit(const std::vector<SizePoin
       if (p.bytes >= 1024) chosen.push_back(&p);
   }
   if (chosen.size() < 2)
-    throw Error(fmt::format("need at least two message sizes of 1 KiB or more to fit G; got {} "
-                            "(raise --max-size)",
-                            chosen.size()));
+    throw Error(
+        fmt::format("need at least two message sizes of 1 KiB or more to fit G; got {} "
+                    "(raise --max-size)",
+                    chosen.size()));
   return chosen;
 }
 
-Parameters derive_parameters(const std::vector<SizePoint>& points, std::size_t reference_bytes,
-                             double gap_ns, std::size_t min_fit_bytes) {
-  const auto reference = std::find_if(points.begin(), points.end(),
-                                      [&](const SizePoint& p) { return p.bytes == reference_bytes; });
-  if (reference == points.end())
-    throw Error(fmt::format("reference size {} B was not measured", reference_bytes));
+Parameters derive_parameters(const std::vector<SizePoint>& points, std::size_t reference_bytes, double gap_ns,
+                             std::size_t min_fit_bytes) {
+  const auto reference =
+      std::find_if(points.begin(), points.end(), [&](const SizePoint& p) { return p.bytes == reference_bytes; });
+  if (reference == points.end()) throw Error(fmt::format("reference size {} B was not measured", reference_bytes));
   if (reference->rendezvous)
-    throw Error(fmt::format("reference size {} B uses the rendezvous protocol; o and L are defined "
-                            "on eager messages, choose a smaller --o-size",
-                            reference_bytes));
+    throw Error(
+        fmt::format("reference size {} B uses the rendezvous protocol; o and L are defined "
+                    "on eager messages, choose a smaller --o-size",
+                    reference_bytes));
 
   Parameters params;
   params.reference_bytes = reference_bytes;
@@ -64,8 +64,7 @@ Parameters derive_parameters(const std::vector<SizePoint>& points, std::size_t r
   params.o_send_ns = reference->o_send_ns.median;
   params.o_recv_ns = reference->o_recv_ns.median;
   params.o_ns = (params.o_send_ns + params.o_recv_ns) / 2;
-  const double size_term =
-      reference_bytes > 0 ? static_cast<double>(reference_bytes - 1) * params.G_ns_per_byte : 0.0;
+  const double size_term = reference_bytes > 0 ? static_cast<double>(reference_bytes - 1) * params.G_ns_per_byte : 0.0;
   params.L_measured_ns = reference->half_rtt_ns.median - params.o_send_ns - params.o_recv_ns - size_term;
   params.L_ns = std::max(0.0, params.L_measured_ns);
   params.g_ns = std::max(0.0, gap_ns);

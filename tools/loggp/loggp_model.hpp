@@ -33,19 +33,18 @@ struct Parameters {
   LineFit G_fit;
   std::size_t G_fit_min_bytes = 0;
   std::size_t G_fit_max_bytes = 0;
-  std::string G_fit_protocol;  // "eager" or "rendezvous"
+  std::string G_fit_protocol;       // "eager" or "rendezvous"
   std::size_t reference_bytes = 0;  // the size L and o are taken at
 };
 
 // Chooses the sizes G is fitted on: those using the same protocol as the largest size, at
 // least `min_fit_bytes`, and (for rendezvous) above the threshold; falls back to every size of
 // at least 1 KiB when fewer than three qualify. Throws llamp::Error when fewer than two remain.
-std::vector<const SizePoint*> sizes_for_bandwidth_fit(const std::vector<SizePoint>& points,
-                                                      std::size_t min_fit_bytes);
+std::vector<const SizePoint*> sizes_for_bandwidth_fit(const std::vector<SizePoint>& points, std::size_t min_fit_bytes);
 
 // Derives the parameters; `points` sorted by size, `reference_bytes` must be one of the sizes and
 // use the eager protocol; `gap_ns` is the burst gap (max(o_s, g)).
-Parameters derive_parameters(const std::vector<SizePoint>& points, std::size_t reference_bytes,
-                             double gap_ns, std::size_t min_fit_bytes);
+Parameters derive_parameters(const std::vector<SizePoint>& points, std::size_t reference_bytes, double gap_ns,
+                             std::size_t min_fit_bytes);
 
 }  // namespace llamp::loggp

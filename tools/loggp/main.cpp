@@ -56,8 +56,7 @@ llamp::loggp::RunInfo run_info() {
   int length = 0;
   MPI_Get_library_version(version, &length);
   info.mpi_library = std::string(version, static_cast<std::size_t>(length));
-  if (const auto newline = info.mpi_library.find('\n'); newline != std::string::npos)
-    info.mpi_library.resize(newline);
+  if (const auto newline = info.mpi_library.find('\n'); newline != std::string::npos) info.mpi_library.resize(newline);
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   info.host = host;
@@ -73,21 +72,22 @@ void print_summary(const llamp::loggp::Measurement& m) {
     // Preemption shows as a wide spread of the small-message round trip: quartiles more than
     // a factor 2 apart mean the medians carry scheduler time, not network time.
     if (point.half_rtt_ns.p75 > 2 * point.half_rtt_ns.p25)
-      std::fprintf(stderr, "llamp-loggp: warning: %zu B half round trips spread from %s (p25) to %s (p75): the "
-                           "machine is busy and L and o carry scheduling delays; measure on a quiet machine\n",
+      std::fprintf(stderr,
+                   "llamp-loggp: warning: %zu B half round trips spread from %s (p25) to %s (p75): the "
+                   "machine is busy and L and o carry scheduling delays; measure on a quiet machine\n",
                    point.bytes, format_time_ns(point.half_rtt_ns.p25).c_str(),
                    format_time_ns(point.half_rtt_ns.p75).c_str());
   }
   if (p.G_fit.slope <= 0)
-    std::fprintf(stderr, "llamp-loggp: warning: the half round trip did not grow with the size between %zu and "
-                         "%zu B (slope %.4g ns/B); G is set to 0 - rerun on a quieter machine or with more --reps\n",
+    std::fprintf(stderr,
+                 "llamp-loggp: warning: the half round trip did not grow with the size between %zu and "
+                 "%zu B (slope %.4g ns/B); G is set to 0 - rerun on a quieter machine or with more --reps\n",
                  p.G_fit_min_bytes, p.G_fit_max_bytes, p.G_fit.slope);
   std::fprintf(stderr,
                "llamp-loggp: L = %s (measured %s), o_send = %s, o_recv = %s, g = %s, G = %.5f ns/B, S = %llu B%s\n",
                format_time_ns(p.L_ns).c_str(), format_time_ns(p.L_measured_ns).c_str(),
-               format_time_ns(p.o_send_ns).c_str(),
-               format_time_ns(p.o_recv_ns).c_str(), format_time_ns(p.g_ns).c_str(), p.G_ns_per_byte,
-               static_cast<unsigned long long>(m.protocol.S_bytes),
+               format_time_ns(p.o_send_ns).c_str(), format_time_ns(p.o_recv_ns).c_str(), format_time_ns(p.g_ns).c_str(),
+               p.G_ns_per_byte, static_cast<unsigned long long>(m.protocol.S_bytes),
                m.protocol.observed ? "" : " (no rendezvous seen up to the largest size)");
 }
 
@@ -116,9 +116,10 @@ int run(int argc, char** argv, int rank) {
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (size != 2)
-    throw llamp::Error(fmt::format("llamp-loggp measures between exactly two ranks; run it with "
-                                   "'mpiexec.mpich -n 2', not {} ranks",
-                                   size));
+    throw llamp::Error(
+        fmt::format("llamp-loggp measures between exactly two ranks; run it with "
+                    "'mpiexec.mpich -n 2', not {} ranks",
+                    size));
 
   llamp::loggp::MeasurementPlan plan;
   plan.sizes = llamp::loggp::power_of_two_sizes(llamp::units::parse_size_bytes(opt.max_size, "--max-size"));
@@ -131,9 +132,10 @@ int run(int argc, char** argv, int rank) {
   bool reference_probed = false;
   for (std::size_t s : plan.sizes) reference_probed |= s == plan.reference_bytes;
   if (!reference_probed)
-    throw llamp::Error(fmt::format("--o-size {} B is not one of the probed sizes (powers of two up to "
-                                   "--max-size)",
-                                   plan.reference_bytes));
+    throw llamp::Error(
+        fmt::format("--o-size {} B is not one of the probed sizes (powers of two up to "
+                    "--max-size)",
+                    plan.reference_bytes));
 
   llamp::loggp::ProbeBuffers buffers(plan.sizes.back());
   const llamp::loggp::ProbeContext ctx{MPI_COMM_WORLD, rank, &buffers};

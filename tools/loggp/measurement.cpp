@@ -9,8 +9,8 @@ namespace {
 
 int reps_for(const MeasurementPlan& plan, std::size_t bytes) {
   if (bytes <= plan.reps_full_bytes) return plan.reps;
-  const double scaled = static_cast<double>(plan.reps) * static_cast<double>(plan.reps_full_bytes) /
-                        static_cast<double>(bytes);
+  const double scaled =
+      static_cast<double>(plan.reps) * static_cast<double>(plan.reps_full_bytes) / static_cast<double>(bytes);
   return std::max(plan.min_reps, static_cast<int>(scaled));
 }
 
@@ -103,8 +103,7 @@ Measurement measure(const ProbeContext& ctx, const MeasurementPlan& plan) {
       all.o_recv.insert(all.o_recv.end(), s.o_recv.begin(), s.o_recv.end());
     }
     result.gap_ns = summarize(gaps);
-    result.params = derive_parameters(result.points, plan.reference_bytes, result.gap_ns.median,
-                                      plan.min_fit_bytes);
+    result.params = derive_parameters(result.points, plan.reference_bytes, result.gap_ns.median, plan.min_fit_bytes);
     m.rounds.push_back(std::move(result));
   }
   if (ctx.rank != 0) return m;

@@ -16,7 +16,7 @@ namespace llamp::loggp {
 struct MeasurementPlan {
   std::vector<std::size_t> sizes;  // ascending, powers of two from 1 B up
   int rounds = 3;
-  int reps = 50;                // repetitions per size and round for sizes up to reps_full_bytes
+  int reps = 50;                            // repetitions per size and round for sizes up to reps_full_bytes
   std::size_t reps_full_bytes = 64 * 1024;  // above this, repetitions shrink with the size
   int min_reps = 5;
   int warmup = 3;
@@ -38,8 +38,8 @@ struct Measurement {
   ProtocolSwitch protocol;
   double clock_overhead_ns = 0;  // subtracted from every sample (see clock_read_overhead_ns)
   std::vector<RoundResult> rounds;
-  std::vector<SizePoint> pooled;  // per size, all rounds' samples together
-  Parameters params;              // per-parameter median over rounds
+  std::vector<SizePoint> pooled;      // per size, all rounds' samples together
+  Parameters params;                  // per-parameter median over rounds
   Parameters spread_min, spread_max;  // per-parameter extremes over rounds
 };
 

@@ -13,8 +13,7 @@ namespace llamp::loggp {
 namespace {
 
 nlohmann::json summary_json(const Summary& s) {
-  return {{"median", s.median}, {"p25", s.p25}, {"p75", s.p75},
-          {"min", s.min},       {"max", s.max}, {"count", s.count}};
+  return {{"median", s.median}, {"p25", s.p25}, {"p75", s.p75}, {"min", s.min}, {"max", s.max}, {"count", s.count}};
 }
 
 nlohmann::json size_table(const std::vector<SizePoint>& points) {
@@ -30,17 +29,19 @@ nlohmann::json size_table(const std::vector<SizePoint>& points) {
 }
 
 // Relative spread over rounds: (max - min) / |median|.
-double relative_range(double lo, double hi, double median) {
-  return median == 0 ? 0.0 : (hi - lo) / std::abs(median);
-}
+double relative_range(double lo, double hi, double median) { return median == 0 ? 0.0 : (hi - lo) / std::abs(median); }
 
 }  // namespace
 
 nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const RunInfo& info) {
   const Parameters& p = m.params;
-  nlohmann::json medians = {{"L_ns", p.L_ns}, {"L_measured_ns", p.L_measured_ns},           {"o_ns", p.o_ns},
-                            {"o_send_ns", p.o_send_ns}, {"o_recv_ns", p.o_recv_ns},
-                            {"g_ns", p.g_ns},           {"G_ns_per_byte", p.G_ns_per_byte}};
+  nlohmann::json medians = {{"L_ns", p.L_ns},
+                            {"L_measured_ns", p.L_measured_ns},
+                            {"o_ns", p.o_ns},
+                            {"o_send_ns", p.o_send_ns},
+                            {"o_recv_ns", p.o_recv_ns},
+                            {"g_ns", p.g_ns},
+                            {"G_ns_per_byte", p.G_ns_per_byte}};
   nlohmann::json spreads;
   auto spread = [&](const char* name, double Parameters::*member) {
     spreads[name] = {{"min", m.spread_min.*member},
@@ -77,10 +78,12 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
                         "size (and (s-1)G), floored at 0 (L_measured_ns keeps the raw value)",
                         p.reference_bytes)},
       {"o_send", "median time inside MPI_Send at the reference size"},
-      {"clock", "steady_clock; the median cost of one clock read is subtracted from every timed "
-                "interval (half of it from a half round trip)"},
-      {"o_recv", "median time inside MPI_Recv posted after the message arrived (receiver delayed "
-                 "by 2 x (0 B + s B half round trip) + 5 us)"},
+      {"clock",
+       "steady_clock; the median cost of one clock read is subtracted from every timed "
+       "interval (half of it from a half round trip)"},
+      {"o_recv",
+       "median time inside MPI_Recv posted after the message arrived (receiver delayed "
+       "by 2 x (0 B + s B half round trip) + 5 us)"},
       {"o", "(o_send + o_recv) / 2"},
       {"g", fmt::format("(T(burst of {}) - T(1)) / {} for {} B sends into pre-posted receives; "
                         "this is max(o_send, g)",
@@ -108,23 +111,25 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
           {"measurement",
            {{"tool", "llamp-loggp"},
             {"method", method},
-            {"repetitions", {{"rounds", plan.rounds},
-                             {"per_size", plan.reps},
-                             {"per_size_above_bytes_scaled_from", plan.reps_full_bytes},
-                             {"min_per_size", plan.min_reps},
-                             {"warmup", plan.warmup},
-                             {"protocol_probe", plan.protocol_reps}}},
+            {"repetitions",
+             {{"rounds", plan.rounds},
+              {"per_size", plan.reps},
+              {"per_size_above_bytes_scaled_from", plan.reps_full_bytes},
+              {"min_per_size", plan.min_reps},
+              {"warmup", plan.warmup},
+              {"protocol_probe", plan.protocol_reps}}},
             {"reference_bytes", p.reference_bytes},
             {"clock_read_overhead_ns", m.clock_overhead_ns},
             {"medians", medians},
             {"spreads", spreads},
-            {"G_fit", {{"intercept_ns", p.G_fit.intercept},
-                       {"slope_ns_per_byte", p.G_fit.slope},
-                       {"r_squared", p.G_fit.r_squared},
-                       {"points", p.G_fit.points},
-                       {"min_bytes", p.G_fit_min_bytes},
-                       {"max_bytes", p.G_fit_max_bytes},
-                       {"protocol", p.G_fit_protocol}}},
+            {"G_fit",
+             {{"intercept_ns", p.G_fit.intercept},
+              {"slope_ns_per_byte", p.G_fit.slope},
+              {"r_squared", p.G_fit.r_squared},
+              {"points", p.G_fit.points},
+              {"min_bytes", p.G_fit_min_bytes},
+              {"max_bytes", p.G_fit_max_bytes},
+              {"protocol", p.G_fit_protocol}}},
             {"S_observed", m.protocol.observed},
             {"protocol_probes", protocol_probes},
             {"rounds", rounds},

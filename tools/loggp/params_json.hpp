@@ -10,9 +10,9 @@
 namespace llamp::loggp {
 
 struct RunInfo {
-  std::string mpi_library;   // MPI_Get_library_version, first line
+  std::string mpi_library;  // MPI_Get_library_version, first line
   std::string host;
-  nlohmann::json environment;    // name -> value of MPIR_CVAR_*, UCX_*, LLAMP_* variables
+  nlohmann::json environment;  // name -> value of MPIR_CVAR_*, UCX_*, LLAMP_* variables
 };
 
 nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const RunInfo& info);

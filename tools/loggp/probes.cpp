@@ -14,9 +14,9 @@ constexpr int kAckTag = 4202;
 constexpr int kPeerOf[2] = {1, 0};
 
 double now_ns() {
-  return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                 std::chrono::steady_clock::now().time_since_epoch())
-                                 .count());
+  return static_cast<double>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
 }
 
 // A 0-byte exchange that leaves both ranks at (nearly) the same point, so a probe starts with
@@ -92,8 +92,7 @@ std::vector<double> half_round_trips(const ProbeContext& ctx, std::size_t bytes,
   return samples;
 }
 
-OverheadSamples overheads(const ProbeContext& ctx, std::size_t bytes, int reps, int warmup,
-                          double delay_ns) {
+OverheadSamples overheads(const ProbeContext& ctx, std::size_t bytes, int reps, int warmup, double delay_ns) {
   const int n = static_cast<int>(bytes);
   const int peer = kPeerOf[ctx.rank];
   std::vector<double> mine;

@@ -45,8 +45,7 @@ struct OverheadSamples {
 // already arrived and MPI_Recv costs only the receive overhead. `delay_ns` must exceed the time
 // the message needs to arrive (the caller derives it from the measured round trip). Above the
 // rendezvous threshold the send time includes waiting for the late receiver.
-OverheadSamples overheads(const ProbeContext& ctx, std::size_t bytes, int reps, int warmup,
-                          double delay_ns);
+OverheadSamples overheads(const ProbeContext& ctx, std::size_t bytes, int reps, int warmup, double delay_ns);
 
 // Time per message of a burst of `burst` back-to-back MPI_Sends into pre-posted receives,
 // with the one-message latency removed: (T(burst) - T(1)) / (burst - 1) per repetition. This is

@@ -1,6 +1,5 @@
 #include "protocol_switch.hpp"
 
-
 namespace llamp::loggp {
 namespace {
 
@@ -17,8 +16,8 @@ ProtocolProbe classify(const ProbeContext& ctx, std::size_t bytes, int reps, int
 
 }  // namespace
 
-ProtocolSwitch find_protocol_switch(const ProbeContext& ctx, const std::vector<std::size_t>& sizes,
-                                    int reps, int test_calls) {
+ProtocolSwitch find_protocol_switch(const ProbeContext& ctx, const std::vector<std::size_t>& sizes, int reps,
+                                    int test_calls) {
   ProtocolSwitch result;
   result.test_calls = test_calls;
   std::size_t last_eager = 0;

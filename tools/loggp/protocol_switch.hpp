@@ -15,7 +15,7 @@ struct ProtocolProbe {
   std::size_t bytes = 0;
   int completed_unmatched = 0;  // of `reps` tries, how many sends completed with no receive posted
   int tries = 0;
-  bool rendezvous = false;      // completed in fewer than half of the tries
+  bool rendezvous = false;  // completed in fewer than half of the tries
 };
 
 struct ProtocolSwitch {
@@ -26,7 +26,7 @@ struct ProtocolSwitch {
 };
 
 // `sizes` ascending; collective over both ranks.
-ProtocolSwitch find_protocol_switch(const ProbeContext& ctx, const std::vector<std::size_t>& sizes,
-                                    int reps, int test_calls);
+ProtocolSwitch find_protocol_switch(const ProbeContext& ctx, const std::vector<std::size_t>& sizes, int reps,
+                                    int test_calls);
 
 }  // namespace llamp::loggp

@@ -37,8 +37,10 @@ static int64_t monotonic_ns(void) {
 static void *next_symbol(const char *name) {
   void *fn = dlsym(RTLD_NEXT, name);
   if (fn == NULL) {
-    fprintf(stderr, "llamp-runtime-timer: cannot find the next '%s' (%s); is the program linked "
-                    "against MPI?\n", name, dlerror());
+    fprintf(stderr,
+            "llamp-runtime-timer: cannot find the next '%s' (%s); is the program linked "
+            "against MPI?\n",
+            name, dlerror());
     abort();
   }
   return fn;
@@ -52,8 +54,7 @@ int MPI_Init(int *argc, char ***argv) {
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
-  int (*next)(int *, char ***, int, int *) =
-      (int (*)(int *, char ***, int, int *))next_symbol("MPI_Init_thread");
+  int (*next)(int *, char ***, int, int *) = (int (*)(int *, char ***, int, int *))next_symbol("MPI_Init_thread");
   const int rc = next(argc, argv, required, provided);
   init_end_ns = monotonic_ns();
   return rc;
@@ -64,8 +65,7 @@ static void report(int64_t finalize_start_ns) {
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
   char line[256];
-  snprintf(line, sizeof line,
-           "llamp-runtime rank %d size %d runtime_ns %lld init_end_ns %lld finalize_start_ns %lld\n",
+  snprintf(line, sizeof line, "llamp-runtime rank %d size %d runtime_ns %lld init_end_ns %lld finalize_start_ns %lld\n",
            rank, size, (long long)(finalize_start_ns - init_end_ns), (long long)init_end_ns,
            (long long)finalize_start_ns);
   const char *dir = getenv("LLAMP_RUNTIME_DIR");

@@ -9,9 +9,7 @@
 
 namespace llamp::loggp {
 
-double Summary::relative_iqr() const {
-  return median == 0 ? 0.0 : (p75 - p25) / std::abs(median);
-}
+double Summary::relative_iqr() const { return median == 0 ? 0.0 : (p75 - p25) / std::abs(median); }
 
 double sorted_quantile(std::span<const double> sorted, double q) {
   if (sorted.empty()) throw Error("quantile of an empty sample set");
@@ -36,8 +34,7 @@ Summary summarize(std::vector<double> samples) {
 }
 
 LineFit fit_line(std::span<const double> x, std::span<const double> y) {
-  if (x.size() != y.size())
-    throw Error(fmt::format("line fit: {} x values but {} y values", x.size(), y.size()));
+  if (x.size() != y.size()) throw Error(fmt::format("line fit: {} x values but {} y values", x.size(), y.size()));
   const auto n = static_cast<double>(x.size());
   double mean_x = 0, mean_y = 0;
   for (std::size_t i = 0; i < x.size(); ++i) {

@@ -31,7 +31,8 @@ extern TscClock g_tsc;
 inline uint64_t now_ns() {
   if (g_tsc.ready.load(std::memory_order_acquire)) {
     const int64_t ticks = static_cast<int64_t>(__rdtsc() - g_tsc.anchor_tsc);
-    return g_tsc.anchor_ns + static_cast<uint64_t>(static_cast<int64_t>(static_cast<double>(ticks) * g_tsc.ns_per_tick));
+    return g_tsc.anchor_ns +
+           static_cast<uint64_t>(static_cast<int64_t>(static_cast<double>(ticks) * g_tsc.ns_per_tick));
   }
   return monotonic_ns();
 }

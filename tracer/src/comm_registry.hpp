@@ -14,8 +14,8 @@ namespace llamp::tracer {
 struct alignas(32) CommInfo {  // 32: request bits live in the low 5 bits of its address
   uint64_t id = trace::kCommWorld;
   bool inter = false;
-  std::vector<int32_t> local;   // world rank of each rank of the (local) group
-  std::vector<int32_t> remote;  // intercommunicators: world rank of each remote rank
+  std::vector<int32_t> local;           // world rank of each rank of the (local) group
+  std::vector<int32_t> remote;          // intercommunicators: world rank of each remote rank
   std::atomic<uint64_t> idup_count{0};  // Comm_idup calls on this communicator (ids of the copies)
 
   // A point-to-point peer (dest/source) as a world rank: the remote group for intercomms.

@@ -48,8 +48,10 @@ std::vector<std::string> counters_init(const std::string& spec, bool report) {
   int v = PAPI_library_init(PAPI_VER_CURRENT);
   if (v != PAPI_VER_CURRENT || PAPI_thread_init(thread_id_for_papi) != PAPI_OK) {
     if (report)
-      std::fprintf(stderr, "llamptrace: LLAMP_TRACE_PAPI=%s: PAPI cannot start here (%s); tracing continues "
-                   "without counters\n", spec.c_str(), v < 0 ? PAPI_strerror(v) : "version mismatch");
+      std::fprintf(stderr,
+                   "llamptrace: LLAMP_TRACE_PAPI=%s: PAPI cannot start here (%s); tracing continues "
+                   "without counters\n",
+                   spec.c_str(), v < 0 ? PAPI_strerror(v) : "version mismatch");
     return kept;
   }
   std::string missing;
@@ -71,15 +73,17 @@ std::vector<std::string> counters_init(const std::string& spec, bool report) {
         kept.push_back(name);
         continue;
       }
-      missing += (missing.empty() ? "" : ", ") + name + " (known to PAPI but cannot be counted here: " +
-                 PAPI_strerror(add_error) + ")";
+      missing += (missing.empty() ? "" : ", ") + name +
+                 " (known to PAPI but cannot be counted here: " + PAPI_strerror(add_error) + ")";
       continue;
     }
     missing += (missing.empty() ? "" : ", ") + name + " (" + PAPI_strerror(rc) + ")";
   }
   if (report && !missing.empty())
-    std::fprintf(stderr, "llamptrace: counters not available on this machine: %s; tracing continues without "
-                 "them%s\n", missing.c_str(), kept.empty() ? "" : " (the others are recorded)");
+    std::fprintf(stderr,
+                 "llamptrace: counters not available on this machine: %s; tracing continues without "
+                 "them%s\n",
+                 missing.c_str(), kept.empty() ? "" : " (the others are recorded)");
   g_counters_on = !kept.empty();
   return kept;
 }

@@ -66,7 +66,7 @@ struct ProbeArgs {
   int source = MPI_ANY_SOURCE;
   int tag = MPI_ANY_TAG;
   MPI_Comm comm = MPI_COMM_NULL;
-  int* flag = nullptr;           // Iprobe/Improbe
+  int* flag = nullptr;             // Iprobe/Improbe
   MPI_Message* message = nullptr;  // Mprobe/Improbe
   MPI_Status* status = nullptr;
   bool status_ignored = false;
@@ -89,10 +89,10 @@ struct MrecvArgs {
 struct CompletionArgs {
   int count = 1;
   MPI_Request* requests = nullptr;
-  int* index = nullptr;     // Waitany/Testany
-  int* flag = nullptr;      // Test*
-  int* outcount = nullptr;  // Waitsome/Testsome
-  int* indices = nullptr;   // Waitsome/Testsome
+  int* index = nullptr;            // Waitany/Testany
+  int* flag = nullptr;             // Test*
+  int* outcount = nullptr;         // Waitsome/Testsome
+  int* indices = nullptr;          // Waitsome/Testsome
   MPI_Status* statuses = nullptr;  // never MPI_STATUS(ES)_IGNORE: substituted
   bool status_ignored = false;
 };

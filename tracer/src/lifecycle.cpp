@@ -69,11 +69,16 @@ std::vector<std::string> command_line() {
 
 std::string thread_level_name(int level) {
   switch (level) {
-    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
-    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
-    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
-    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
-    default: return "unknown";
+    case MPI_THREAD_SINGLE:
+      return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED:
+      return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED:
+      return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE:
+      return "MPI_THREAD_MULTIPLE";
+    default:
+      return "unknown";
   }
 }
 
@@ -103,8 +108,7 @@ std::vector<std::string> gather_hosts(int rank, int size, MPI_Comm comm) {
   PMPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm);
   std::vector<std::string> hosts;
   if (rank == 0)
-    for (int r = 0; r < size; ++r)
-      hosts.emplace_back(all.data() + static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME);
+    for (int r = 0; r < size; ++r) hosts.emplace_back(all.data() + static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME);
   return hosts;
 }
 
@@ -160,8 +164,8 @@ void open_trace(const InitArgs& a, uint64_t t0, uint64_t t1, trace::Call call) {
   const std::string file_path = (fs::path(dir) / trace::rank_file_name(static_cast<uint32_t>(rank))).string();
   if (error.empty()) {
     try {
-      file = std::make_unique<trace::TraceFileWriter>(file_path, static_cast<uint32_t>(rank),
-                                                      static_cast<uint32_t>(size));
+      file =
+          std::make_unique<trace::TraceFileWriter>(file_path, static_cast<uint32_t>(rank), static_cast<uint32_t>(size));
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -199,8 +203,8 @@ void open_trace(const InitArgs& a, uint64_t t0, uint64_t t1, trace::Call call) {
   if (agreed < size) {
     std::string why = bcast_string(error, agreed, comm);
     if (rank == 0)
-      std::fprintf(stderr, "llamptrace: cannot trace this run (rank %d: %s); the application runs untraced\n",
-                   agreed, why.c_str());
+      std::fprintf(stderr, "llamptrace: cannot trace this run (rank %d: %s); the application runs untraced\n", agreed,
+                   why.c_str());
     if (file) {
       file.reset();
       std::remove(file_path.c_str());

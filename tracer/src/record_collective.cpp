@@ -10,24 +10,42 @@ namespace {
 // The blocking call with the same arguments as `c`.
 Call blocking_of(Call c) {
   switch (c) {
-    case Call::Ibarrier: return Call::Barrier;
-    case Call::Ibcast: return Call::Bcast;
-    case Call::Igather: return Call::Gather;
-    case Call::Igatherv: return Call::Gatherv;
-    case Call::Iscatter: return Call::Scatter;
-    case Call::Iscatterv: return Call::Scatterv;
-    case Call::Iallgather: return Call::Allgather;
-    case Call::Iallgatherv: return Call::Allgatherv;
-    case Call::Ialltoall: return Call::Alltoall;
-    case Call::Ialltoallv: return Call::Alltoallv;
-    case Call::Ialltoallw: return Call::Alltoallw;
-    case Call::Ireduce: return Call::Reduce;
-    case Call::Iallreduce: return Call::Allreduce;
-    case Call::Ireduce_scatter: return Call::Reduce_scatter;
-    case Call::Ireduce_scatter_block: return Call::Reduce_scatter_block;
-    case Call::Iscan: return Call::Scan;
-    case Call::Iexscan: return Call::Exscan;
-    default: return c;
+    case Call::Ibarrier:
+      return Call::Barrier;
+    case Call::Ibcast:
+      return Call::Bcast;
+    case Call::Igather:
+      return Call::Gather;
+    case Call::Igatherv:
+      return Call::Gatherv;
+    case Call::Iscatter:
+      return Call::Scatter;
+    case Call::Iscatterv:
+      return Call::Scatterv;
+    case Call::Iallgather:
+      return Call::Allgather;
+    case Call::Iallgatherv:
+      return Call::Allgatherv;
+    case Call::Ialltoall:
+      return Call::Alltoall;
+    case Call::Ialltoallv:
+      return Call::Alltoallv;
+    case Call::Ialltoallw:
+      return Call::Alltoallw;
+    case Call::Ireduce:
+      return Call::Reduce;
+    case Call::Iallreduce:
+      return Call::Allreduce;
+    case Call::Ireduce_scatter:
+      return Call::Reduce_scatter;
+    case Call::Ireduce_scatter_block:
+      return Call::Reduce_scatter_block;
+    case Call::Iscan:
+      return Call::Scan;
+    case Call::Iexscan:
+      return Call::Exscan;
+    default:
+      return c;
   }
 }
 
@@ -36,7 +54,8 @@ void per_rank(std::vector<uint64_t>& out, const int* counts, MPI_Datatype type, 
   int size = 0;
   if (type != MPI_DATATYPE_NULL) PMPI_Type_size(type, &size);
   out.resize(n);
-  for (size_t i = 0; i < n; ++i) out[i] = counts[i] > 0 ? static_cast<uint64_t>(counts[i]) * static_cast<uint64_t>(size) : 0;
+  for (size_t i = 0; i < n; ++i)
+    out[i] = counts[i] > 0 ? static_cast<uint64_t>(counts[i]) * static_cast<uint64_t>(size) : 0;
 }
 
 void per_rank_w(std::vector<uint64_t>& out, const int* counts, const MPI_Datatype* types, size_t n) {

@@ -9,8 +9,7 @@ void record_comm_create(Call c, uint64_t t0, uint64_t t1, int rc, const CommCrea
   if (!g_initialized.load()) return;
   const MPI_Comm made = rc == MPI_SUCCESS && a.newcomm ? *a.newcomm : MPI_COMM_NULL;
   const CommInfo* info = nullptr;
-  if (made != MPI_COMM_NULL)
-    info = c == Call::Comm_idup ? comm_register_idup(a.parent, made) : comm_register_new(made);
+  if (made != MPI_COMM_NULL) info = c == Call::Comm_idup ? comm_register_idup(a.parent, made) : comm_register_new(made);
   if (!tracing()) return;
   ThreadState& ts = thread_state();
   // The id agreement is part of the call as the application sees it: it ends the event.
@@ -23,7 +22,8 @@ void record_comm_create(Call c, uint64_t t0, uint64_t t1, int rc, const CommCrea
     if (info->inter) e.flags |= trace::kFlagIntercomm;
   }
   if (c == Call::Comm_split) e.value = a.color;
-  if (c == Call::Comm_idup && rc == MPI_SUCCESS && a.request) e.request = add_request(*a.request, comm_info(a.parent), 0);
+  if (c == Call::Comm_idup && rc == MPI_SUCCESS && a.request)
+    e.request = add_request(*a.request, comm_info(a.parent), 0);
   emit(ts);
 }
 

@@ -185,8 +185,10 @@ void internal_error(const char* what) noexcept {
   g_broken.store(true);
   g_tracing.store(false);
   if (!reported.exchange(true))
-    std::fprintf(stderr, "llamptrace: rank %d: internal error (%s); tracing stops on this rank, the application "
-                 "continues\n", runtime().world_rank, what);
+    std::fprintf(stderr,
+                 "llamptrace: rank %d: internal error (%s); tracing stops on this rank, the application "
+                 "continues\n",
+                 runtime().world_rank, what);
 }
 
 }  // namespace llamp::tracer

@@ -79,7 +79,12 @@ void flush_all_threads();
 // them can be outstanding under the same handle, so their ids are kept in a per-handle FIFO
 // instead of the handle table.
 enum RequestBits : uint64_t {
-  kReqRecv = 1, kReqPersistent = 2, kReqCancelled = 4, kReqActive = 8, kReqSharedHandle = 16, kReqBitsMask = 31
+  kReqRecv = 1,
+  kReqPersistent = 2,
+  kReqCancelled = 4,
+  kReqActive = 8,
+  kReqSharedHandle = 16,
+  kReqBitsMask = 31
 };
 uint64_t add_request(MPI_Request r, const void* comm_info, uint64_t bits);
 // MPICH's built-in (pre-completed, shared) request handles have kind 1 in bits 30-31.

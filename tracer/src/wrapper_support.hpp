@@ -12,15 +12,15 @@
 #define LLAMP_TRACER_EXPORT __attribute__((visibility("default")))
 
 // Nothing thrown inside the tracer may reach the application's C code.
-#define LLAMP_TRACER_GUARD(expr)                         \
-  do {                                                   \
-    try {                                                \
-      expr;                                              \
-    } catch (const std::exception& llamp_e) {            \
-      ::llamp::tracer::internal_error(llamp_e.what());   \
-    } catch (...) {                                      \
-      ::llamp::tracer::internal_error("unknown error");  \
-    }                                                    \
+#define LLAMP_TRACER_GUARD(expr)                        \
+  do {                                                  \
+    try {                                               \
+      expr;                                             \
+    } catch (const std::exception& llamp_e) {           \
+      ::llamp::tracer::internal_error(llamp_e.what());  \
+    } catch (...) {                                     \
+      ::llamp::tracer::internal_error("unknown error"); \
+    }                                                   \
   } while (0)
 
 namespace llamp::tracer {

@@ -79,9 +79,7 @@ struct Graph {
 
   uint32_t rank_of(VertexId v) const;  // O(log P)
   uint64_t local_id(VertexId v) const { return v - rank_begin[rank_of(v)]; }
-  VertexId global_id(uint32_t rank, uint64_t local) const {
-    return static_cast<VertexId>(rank_begin[rank] + local);
-  }
+  VertexId global_id(uint32_t rank, uint64_t local) const { return static_cast<VertexId>(rank_begin[rank] + local); }
   std::span<const uint32_t> preds(VertexId v) const {
     return {pred.data() + pred_begin[v], pred.data() + pred_begin[v + 1]};
   }
@@ -89,9 +87,7 @@ struct Graph {
   static bool pred_is_irequires(uint32_t entry) { return (entry & kIRequiresBit) != 0; }
 
   // Message size of a Send or Recv vertex (the Send's byte count).
-  uint64_t message_bytes(VertexId v) const {
-    return kind[v] == VertexKind::Send ? value[v] : value[peer[v]];
-  }
+  uint64_t message_bytes(VertexId v) const { return kind[v] == VertexKind::Send ? value[v] : value[peer[v]]; }
 
   // Bytes of memory held by the arrays above (for the ≤ 40 B/event budget).
   uint64_t memory_bytes() const;
@@ -113,7 +109,6 @@ void validate(const Graph& g);
 // Throws CycleError naming a vertex on a cycle; with rendezvous that is usually a deadlock
 // (two ranks both blocked in a large send to each other).
 std::vector<VertexId> topological_order(const Graph& g,
-                                        uint64_t rendezvous_above_bytes =
-                                            std::numeric_limits<uint64_t>::max());
+                                        uint64_t rendezvous_above_bytes = std::numeric_limits<uint64_t>::max());
 
 }  // namespace llamp::graph

@@ -25,13 +25,13 @@ struct LogGPParams {
 
 // Complete parameters a model runs with.
 struct LogGP {
-  double L_ns = 0;             // network latency
-  double o_send_ns = 0;        // CPU overhead of a send
-  double o_recv_ns = 0;        // CPU overhead of a receive
-  double g_ns = 0;             // gap between consecutive messages
-  double G_ns_per_byte = 0;    // gap per byte (inverse bandwidth)
-  double O_ns_per_byte = 0;    // CPU overhead per byte
-  uint64_t S_bytes = 0;        // messages of more than S bytes use rendezvous
+  double L_ns = 0;           // network latency
+  double o_send_ns = 0;      // CPU overhead of a send
+  double o_recv_ns = 0;      // CPU overhead of a receive
+  double g_ns = 0;           // gap between consecutive messages
+  double G_ns_per_byte = 0;  // gap per byte (inverse bandwidth)
+  double O_ns_per_byte = 0;  // CPU overhead per byte
+  uint64_t S_bytes = 0;      // messages of more than S bytes use rendezvous
 };
 
 // Reads and checks a parameter file: required keys present, numbers finite and ≥ 0, S a whole

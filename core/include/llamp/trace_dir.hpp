@@ -18,9 +18,9 @@ struct TraceMeta {
   std::string mpi_library;           // MPI_Get_library_version
   std::string clock = "CLOCK_MONOTONIC";
   uint64_t start_unix_ns = 0;
-  std::string thread_level;              // as granted by MPI_Init_thread
-  std::vector<std::string> counters;     // counter names, in the order of Event::counters
-  std::string job_id;                    // SLURM_JOB_ID or similar, if any
+  std::string thread_level;           // as granted by MPI_Init_thread
+  std::vector<std::string> counters;  // counter names, in the order of Event::counters
+  std::string job_id;                 // SLURM_JOB_ID or similar, if any
 };
 
 void write_meta(const std::string& dir, const TraceMeta& meta);

@@ -18,8 +18,28 @@ enum class Call : uint8_t {
 inline constexpr unsigned kNumCalls = static_cast<unsigned>(Call::Count_);
 
 enum class Family : uint8_t {
-  init, finalize, pcontrol, abort, send, recv, sendrecv, isend, irecv, send_init, recv_init, start,
-  request_free, probe, mprobe, mrecv, completion, cancel, collective, icollective, comm_create, comm_free
+  init,
+  finalize,
+  pcontrol,
+  abort,
+  send,
+  recv,
+  sendrecv,
+  isend,
+  irecv,
+  send_init,
+  recv_init,
+  start,
+  request_free,
+  probe,
+  mprobe,
+  mrecv,
+  completion,
+  cancel,
+  collective,
+  icollective,
+  comm_create,
+  comm_free
 };
 
 // "MPI_Isend" for Call::Isend.
@@ -30,10 +50,10 @@ std::optional<Call> call_from_name(std::string_view name);
 
 // Special rank values (peer, root, source fields). Real ranks are world ranks >= 0.
 inline constexpr int32_t kNoRank = -1000;  // field absent
-inline constexpr int32_t kAnySource = -1;   // MPI_ANY_SOURCE as posted
-inline constexpr int32_t kProcNull = -2;    // MPI_PROC_NULL
-inline constexpr int32_t kRootLocal = -3;   // MPI_ROOT (intercomm collectives)
-inline constexpr int32_t kAnyTag = -1;      // MPI_ANY_TAG as posted
+inline constexpr int32_t kAnySource = -1;  // MPI_ANY_SOURCE as posted
+inline constexpr int32_t kProcNull = -2;   // MPI_PROC_NULL
+inline constexpr int32_t kRootLocal = -3;  // MPI_ROOT (intercomm collectives)
+inline constexpr int32_t kAnyTag = -1;     // MPI_ANY_TAG as posted
 
 // Communicator ids are the same on every member rank.
 inline constexpr uint64_t kCommWorld = 0;
@@ -52,8 +72,8 @@ enum EventFlag : uint32_t {
 
 // One finished request (or the status of a blocking receive/probe).
 struct Completion {
-  uint32_t index = 0;     // position in the array passed to the completion call
-  uint64_t request = 0;   // request id (0 for a blocking receive's status)
+  uint32_t index = 0;        // position in the array passed to the completion call
+  uint64_t request = 0;      // request id (0 for a blocking receive's status)
   int32_t source = kNoRank;  // world rank the message came from (receives)
   int32_t tag = kAnyTag;     // actual tag (receives)
   uint64_t bytes = 0;        // actual received bytes (receives)
@@ -63,28 +83,28 @@ struct Completion {
 
 struct Event {
   Call call = Call::Init;
-  uint32_t thread = 0;     // 0 = the thread that called MPI_Init
-  uint64_t t_start_ns = 0; // CLOCK_MONOTONIC
+  uint32_t thread = 0;      // 0 = the thread that called MPI_Init
+  uint64_t t_start_ns = 0;  // CLOCK_MONOTONIC
   uint64_t t_end_ns = 0;
   uint64_t comm = kCommWorld;
-  int32_t peer = kNoRank;  // destination (sends) or posted source (receives), as a world rank
-  int32_t tag = kNoRank;   // send tag or posted receive tag
-  uint64_t bytes = 0;      // send bytes, posted receive bytes, or collective send bytes
-  int32_t root = kNoRank;  // collective root (world rank)
-  int32_t peer2 = kNoRank; // Sendrecv: source of the receive half
-  int32_t tag2 = kNoRank;  // Sendrecv: receive tag
-  uint64_t bytes2 = 0;     // Sendrecv / collectives: receive bytes
-  uint64_t request = 0;    // request id created by this call (Isend, Irecv, *_init, Mprobe message, ...)
-  std::vector<uint64_t> requests;        // request ids passed in (Start(all), Wait*, Test*, Cancel, Mrecv)
-  std::vector<Completion> completions;   // what finished, with receive status
-  std::vector<uint64_t> send_counts;     // v/w collectives: bytes to each comm rank
-  std::vector<uint64_t> recv_counts;     // v/w collectives: bytes from each comm rank
-  uint64_t new_comm = kCommNull;         // communicator constructors
-  std::vector<int32_t> members;          // new comm's members as world ranks, in comm rank order
-  std::vector<int32_t> remote_members;   // intercomms: remote group
-  std::vector<int64_t> counters;         // hardware/software counter deltas since the previous call
+  int32_t peer = kNoRank;               // destination (sends) or posted source (receives), as a world rank
+  int32_t tag = kNoRank;                // send tag or posted receive tag
+  uint64_t bytes = 0;                   // send bytes, posted receive bytes, or collective send bytes
+  int32_t root = kNoRank;               // collective root (world rank)
+  int32_t peer2 = kNoRank;              // Sendrecv: source of the receive half
+  int32_t tag2 = kNoRank;               // Sendrecv: receive tag
+  uint64_t bytes2 = 0;                  // Sendrecv / collectives: receive bytes
+  uint64_t request = 0;                 // request id created by this call (Isend, Irecv, *_init, Mprobe message, ...)
+  std::vector<uint64_t> requests;       // request ids passed in (Start(all), Wait*, Test*, Cancel, Mrecv)
+  std::vector<Completion> completions;  // what finished, with receive status
+  std::vector<uint64_t> send_counts;    // v/w collectives: bytes to each comm rank
+  std::vector<uint64_t> recv_counts;    // v/w collectives: bytes from each comm rank
+  uint64_t new_comm = kCommNull;        // communicator constructors
+  std::vector<int32_t> members;         // new comm's members as world ranks, in comm rank order
+  std::vector<int32_t> remote_members;  // intercomms: remote group
+  std::vector<int64_t> counters;        // hardware/software counter deltas since the previous call
   uint32_t flags = 0;
-  int64_t value = 0;                     // Pcontrol level, Comm_split color, Abort error code
+  int64_t value = 0;  // Pcontrol level, Comm_split color, Abort error code
 
   friend bool operator==(const Event&, const Event&) = default;
 };

@@ -76,8 +76,7 @@ class TraceFileWriter {
 // blocks of about block_raw_bytes and writes them.
 class EventFileWriter {
  public:
-  EventFileWriter(const std::string& path, uint32_t rank, uint32_t world_size,
-                  size_t block_raw_bytes = 256 << 10);
+  EventFileWriter(const std::string& path, uint32_t rank, uint32_t world_size, size_t block_raw_bytes = 256 << 10);
   void add(const Event& e);
   void close();
 
@@ -119,9 +118,9 @@ class RankTraceReader {
   bool truncated() const { return damage_.has_value(); }
   const std::optional<FileDamage>& damage() const { return damage_; }
   const std::vector<BlockInfo>& blocks() const { return blocks_; }
-  uint64_t event_count() const;   // events in complete blocks
+  uint64_t event_count() const;  // events in complete blocks
   uint64_t file_bytes() const { return file_bytes_; }
-  uint64_t raw_bytes() const;     // sum of uncompressed block sizes
+  uint64_t raw_bytes() const;  // sum of uncompressed block sizes
 
   // Next event in start-time order (threads merged); nullptr at the end. The
   // pointer is valid until the next call. Throws llamp::Error with file and

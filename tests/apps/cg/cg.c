@@ -96,9 +96,10 @@ int main(int argc, char **argv) {
   for (int i = 0; i < rows; ++i) local_sum += x[i];
   CALL(MPI_Reduce, (&local_sum, &checksum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD));
   if (rank == 0) {
-    printf("cg: %d ranks, %d iterations, %d rows/rank, reach %d, relative residual %.6e, "
-           "checksum %.12e\n",
-           size, iterations, rows, reach, sqrt(rr) / initial_norm, checksum);
+    printf(
+        "cg: %d ranks, %d iterations, %d rows/rank, reach %d, relative residual %.6e, "
+        "checksum %.12e\n",
+        size, iterations, rows, reach, sqrt(rr) / initial_norm, checksum);
   }
   free(p_storage);
   free(x);

@@ -18,14 +18,21 @@
 #include "app_counts.h"
 
 enum {
-  TAG_WAITANY = 50, TAG_WAITSOME, TAG_TESTSOME, TAG_TESTANY, TAG_TEST, TAG_MPROBE,
-  TAG_IMPROBE, TAG_ISSEND, TAG_NEVER_SENT
+  TAG_WAITANY = 50,
+  TAG_WAITSOME,
+  TAG_TESTSOME,
+  TAG_TESTANY,
+  TAG_TEST,
+  TAG_MPROBE,
+  TAG_IMPROBE,
+  TAG_ISSEND,
+  TAG_NEVER_SENT
 };
 
 typedef struct {
   int rank, size, count, work;
-  double *send;    /* count doubles, the same payload to every peer */
-  double *receive; /* count doubles per rank, indexed by source */
+  double *send;          /* count doubles, the same payload to every peer */
+  double *receive;       /* count doubles per rank, indexed by source */
   MPI_Request *requests; /* receives in [0, size), sends in [size, 2 size) */
   double poll_sink;      /* result of the compute between polls */
 } Exchange;
@@ -54,8 +61,8 @@ static void post_all_to_all(Exchange *x, int tag) {
   }
   for (int peer = 0; peer < x->size; ++peer) {
     if (peer == x->rank) continue;
-    CALL(MPI_Isend, (x->send, x->count, MPI_DOUBLE, peer, tag, MPI_COMM_WORLD,
-                     &x->requests[x->size + peer]));
+    CALL(MPI_Isend,
+         (x->send, x->count, MPI_DOUBLE, peer, tag, MPI_COMM_WORLD, &x->requests[x->size + peer]));
   }
 }
 
@@ -99,8 +106,10 @@ static double phase_testsome(Exchange *x) {
   for (int done = 0; done < x->size - 1;) {
     int completed;
     CALL(MPI_Testsome, (x->size, x->requests, &completed, indices, MPI_STATUSES_IGNORE));
-    if (completed > 0) done += completed;
-    else poll_work(x);
+    if (completed > 0)
+      done += completed;
+    else
+      poll_work(x);
   }
   for (int flag = 0;;) {
     CALL(MPI_Testall, (x->size, x->requests + x->size, &flag, MPI_STATUSES_IGNORE));
@@ -115,8 +124,10 @@ static double phase_testany(Exchange *x) {
   for (int done = 0; done < x->size - 1;) {
     int index, flag;
     CALL(MPI_Testany, (x->size, x->requests, &index, &flag, MPI_STATUS_IGNORE));
-    if (flag && index != MPI_UNDEFINED) ++done;
-    else poll_work(x);
+    if (flag && index != MPI_UNDEFINED)
+      ++done;
+    else
+      poll_work(x);
   }
   CALL(MPI_Waitall, (x->size, x->requests + x->size, MPI_STATUSES_IGNORE));
   return received_sum(x);
@@ -177,8 +188,8 @@ static double phase_improbe(Exchange *x, int right) {
 static double phase_issend(Exchange *x, int left, int right) {
   MPI_Request send;
   CALL(MPI_Issend, (x->send, x->count, MPI_DOUBLE, right, TAG_ISSEND, MPI_COMM_WORLD, &send));
-  CALL(MPI_Recv, (x->receive, x->count, MPI_DOUBLE, left, TAG_ISSEND, MPI_COMM_WORLD,
-                  MPI_STATUS_IGNORE));
+  CALL(MPI_Recv,
+       (x->receive, x->count, MPI_DOUBLE, left, TAG_ISSEND, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
   CALL(MPI_Wait, (&send, MPI_STATUS_IGNORE));
   double s = 0.0;
   for (int i = 0; i < x->count; ++i) s += x->receive[i];
@@ -190,8 +201,8 @@ static int phase_cancel(Exchange *x, int left) {
   MPI_Request receive;
   MPI_Status status;
   int cancelled = 0;
-  CALL(MPI_Irecv, (x->receive, x->count, MPI_DOUBLE, left, TAG_NEVER_SENT, MPI_COMM_WORLD,
-                   &receive));
+  CALL(MPI_Irecv,
+       (x->receive, x->count, MPI_DOUBLE, left, TAG_NEVER_SENT, MPI_COMM_WORLD, &receive));
   CALL(MPI_Cancel, (&receive));
   CALL(MPI_Wait, (&receive, &status));
   CALL(MPI_Test_cancelled, (&status, &cancelled));
@@ -216,9 +227,14 @@ int main(int argc, char **argv) {
     return 1;
   }
   const int left = (rank + size - 1) % size, right = (rank + 1) % size;
-  Exchange x = {rank, size, count, work, malloc((size_t)count * sizeof(double)),
+  Exchange x = {rank,
+                size,
+                count,
+                work,
+                malloc((size_t)count * sizeof(double)),
                 calloc((size_t)count * (size_t)size, sizeof(double)),
-                malloc(2 * (size_t)size * sizeof(MPI_Request)), 0.0};
+                malloc(2 * (size_t)size * sizeof(MPI_Request)),
+                0.0};
 
   double local = 0.0;
   int cancelled = 0;
@@ -248,9 +264,10 @@ int main(int argc, char **argv) {
   CALL(MPI_Reduce, (&cancelled, &total_cancelled, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD));
   int status = 0;
   if (rank == 0) {
-    printf("completions: %d ranks, %d rounds, %d doubles/message, %d of %d receives cancelled, "
-           "checksum %.12e\n",
-           size, rounds, count, total_cancelled, rounds * size, checksum);
+    printf(
+        "completions: %d ranks, %d rounds, %d doubles/message, %d of %d receives cancelled, "
+        "checksum %.12e\n",
+        size, rounds, count, total_cancelled, rounds * size, checksum);
     if (total_cancelled != rounds * size) status = 1;
   }
   free(x.send);

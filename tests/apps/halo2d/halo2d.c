@@ -13,9 +13,9 @@
 enum { TAG_TO_NORTH = 10, TAG_TO_SOUTH = 11, TAG_TO_WEST = 12, TAG_TO_EAST = 13 };
 
 typedef struct {
-  int n;       /* interior cells per side; arrays are (n+2) x (n+2) with a ghost ring */
-  int work;    /* relaxation steps per cell */
-  double *u;   /* current values */
+  int n;     /* interior cells per side; arrays are (n+2) x (n+2) with a ghost ring */
+  int work;  /* relaxation steps per cell */
+  double *u; /* current values */
   double *next;
 } Grid;
 
@@ -124,9 +124,10 @@ int main(int argc, char **argv) {
   CALL(MPI_Reduce, (&local_sum, &checksum, 1, MPI_DOUBLE, MPI_SUM, 0, cart));
   CALL(MPI_Comm_free, (&cart));
   if (rank == 0) {
-    printf("halo2d: %d ranks (%dx%d), %d iterations, %dx%d cells/rank, work %d, residual %.6e, "
-           "checksum %.12e\n",
-           size, dims[0], dims[1], iterations, n, n, work, global_residual, checksum);
+    printf(
+        "halo2d: %d ranks (%dx%d), %d iterations, %dx%d cells/rank, work %d, residual %.6e, "
+        "checksum %.12e\n",
+        size, dims[0], dims[1], iterations, n, n, work, global_residual, checksum);
   }
   free(g.u);
   free(g.next);

@@ -32,14 +32,14 @@ int main(int argc, char **argv) {
 
   /* Set up once; each MPI_Startall reuses the same buffers, peers and tags. */
   MPI_Request requests[4];
-  CALL(MPI_Recv_init, (from_left, count, MPI_DOUBLE, left, TAG_RIGHTWARD, MPI_COMM_WORLD,
-                       &requests[0]));
-  CALL(MPI_Recv_init, (from_right, count, MPI_DOUBLE, right, TAG_LEFTWARD, MPI_COMM_WORLD,
-                       &requests[1]));
-  CALL(MPI_Send_init, (to_right, count, MPI_DOUBLE, right, TAG_RIGHTWARD, MPI_COMM_WORLD,
-                       &requests[2]));
-  CALL(MPI_Send_init, (to_left, count, MPI_DOUBLE, left, TAG_LEFTWARD, MPI_COMM_WORLD,
-                       &requests[3]));
+  CALL(MPI_Recv_init,
+       (from_left, count, MPI_DOUBLE, left, TAG_RIGHTWARD, MPI_COMM_WORLD, &requests[0]));
+  CALL(MPI_Recv_init,
+       (from_right, count, MPI_DOUBLE, right, TAG_LEFTWARD, MPI_COMM_WORLD, &requests[1]));
+  CALL(MPI_Send_init,
+       (to_right, count, MPI_DOUBLE, right, TAG_RIGHTWARD, MPI_COMM_WORLD, &requests[2]));
+  CALL(MPI_Send_init,
+       (to_left, count, MPI_DOUBLE, left, TAG_LEFTWARD, MPI_COMM_WORLD, &requests[3]));
 
   for (int it = 0; it < iterations; ++it) {
     for (int i = 0; i < count; ++i) to_left[i] = to_right[i] = block[i];

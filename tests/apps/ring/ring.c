@@ -47,12 +47,12 @@ int main(int argc, char **argv) {
       for (int i = 0; i < count; ++i) buffer[i] = (double)(round + i % 13);
       transform(buffer, count, work, rank);
       CALL(MPI_Send, (buffer, count, MPI_DOUBLE, right, TAG_TOKEN, MPI_COMM_WORLD));
-      CALL(MPI_Recv, (buffer, count, MPI_DOUBLE, left, TAG_TOKEN, MPI_COMM_WORLD,
-                      MPI_STATUS_IGNORE));
+      CALL(MPI_Recv,
+           (buffer, count, MPI_DOUBLE, left, TAG_TOKEN, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
       for (int i = 0; i < count; ++i) local_sum += buffer[i];
     } else {
-      CALL(MPI_Recv, (buffer, count, MPI_DOUBLE, left, TAG_TOKEN, MPI_COMM_WORLD,
-                      MPI_STATUS_IGNORE));
+      CALL(MPI_Recv,
+           (buffer, count, MPI_DOUBLE, left, TAG_TOKEN, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
       transform(buffer, count, work, rank);
       CALL(MPI_Send, (buffer, count, MPI_DOUBLE, right, TAG_TOKEN, MPI_COMM_WORLD));
     }
@@ -70,8 +70,8 @@ int main(int argc, char **argv) {
   double checksum = 0.0;
   CALL(MPI_Reduce, (&local_sum, &checksum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD));
   if (rank == 0) {
-    printf("ring: %d ranks, %d rounds, %d doubles/message, work %d, checksum %.12e\n", size,
-           rounds, count, work, checksum);
+    printf("ring: %d ranks, %d rounds, %d doubles/message, work %d, checksum %.12e\n", size, rounds,
+           count, work, checksum);
   }
   free(buffer);
   return app_finalize(rank);

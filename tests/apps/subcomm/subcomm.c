@@ -102,8 +102,8 @@ static double column_collectives(Group g, int m, int seed, double *a, double *b)
   displacements(send_counts, g.size, 1, send_displs);
   displacements(recv_counts, g.size, 1, recv_displs);
   const int received = recv_displs[g.size - 1] + recv_counts[g.size - 1];
-  CALL(MPI_Alltoallv, (a, send_counts, send_displs, MPI_DOUBLE, b, recv_counts, recv_displs,
-                       MPI_DOUBLE, g.comm));
+  CALL(MPI_Alltoallv,
+       (a, send_counts, send_displs, MPI_DOUBLE, b, recv_counts, recv_displs, MPI_DOUBLE, g.comm));
   s += sum(b, received);
 
   /* Alltoallw takes byte displacements and a type per peer */
@@ -112,8 +112,8 @@ static double column_collectives(Group g, int m, int seed, double *a, double *b)
   displacements(send_counts, g.size, (int)sizeof(double), send_displs);
   displacements(recv_counts, g.size, (int)sizeof(double), recv_displs);
   fill(a, m * g.size, seed * 5 + g.rank);
-  CALL(MPI_Alltoallw, (a, send_counts, send_displs, types, b, recv_counts, recv_displs, types,
-                       g.comm));
+  CALL(MPI_Alltoallw,
+       (a, send_counts, send_displs, types, b, recv_counts, recv_displs, types, g.comm));
   s += sum(b, received);
   return s;
 }

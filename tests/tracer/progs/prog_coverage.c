@@ -96,8 +96,7 @@ int main(int argc, char **argv) {
   CALL(MPI_Alltoall, (out, 1, MPI_DOUBLE, in, 1, MPI_DOUBLE, MPI_COMM_WORLD));
   CALL(MPI_Allreduce, (MPI_IN_PLACE, out, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
   CALL(MPI_Alltoallv, (out, (int[8]){1, 1, 1, 1, 1, 1, 1, 1}, (int[8]){0, 1, 2, 3, 4, 5, 6, 7}, MPI_DOUBLE, in,
-                       (int[8]){1, 1, 1, 1, 1, 1, 1, 1}, (int[8]){0, 1, 2, 3, 4, 5, 6, 7}, MPI_DOUBLE,
-                       MPI_COMM_WORLD));
+                       (int[8]){1, 1, 1, 1, 1, 1, 1, 1}, (int[8]){0, 1, 2, 3, 4, 5, 6, 7}, MPI_DOUBLE, MPI_COMM_WORLD));
 
   /* Nonblocking collectives, finished with one Testall loop and one Waitall. */
   int ones[8] = {1, 1, 1, 1, 1, 1, 1, 1}, displs[8] = {0, 1, 2, 3, 4, 5, 6, 7};
@@ -155,11 +154,11 @@ int main(int argc, char **argv) {
   CALL(MPI_Graph_create, (MPI_COMM_WORLD, size, index_ring, edges, 0, &graph));
   CALL(MPI_Barrier, (graph));
   int one_source[1] = {rank}, one_degree[1] = {1}, one_dest[1] = {right};
-  CALL(MPI_Dist_graph_create, (MPI_COMM_WORLD, 1, one_source, one_degree, one_dest, MPI_UNWEIGHTED,
-                               MPI_INFO_NULL, 0, &dist));
+  CALL(MPI_Dist_graph_create,
+       (MPI_COMM_WORLD, 1, one_source, one_degree, one_dest, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &dist));
   CALL(MPI_Barrier, (dist));
-  CALL(MPI_Dist_graph_create_adjacent, (MPI_COMM_WORLD, 1, (int[1]){left}, MPI_UNWEIGHTED, 1,
-                                        (int[1]){right}, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &adj));
+  CALL(MPI_Dist_graph_create_adjacent,
+       (MPI_COMM_WORLD, 1, (int[1]){left}, MPI_UNWEIGHTED, 1, (int[1]){right}, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &adj));
   CALL(MPI_Barrier, (adj));
   /* MPI_COMM_SELF has its own id. */
   CALL(MPI_Barrier, (MPI_COMM_SELF));

@@ -18,12 +18,12 @@ struct PairTraffic {
 
 struct CriticalPath {
   double T = 0;
-  std::vector<graph::VertexId> vertices;  // first to last
-  std::vector<double> rank_ns;            // per rank: calc and CPU overhead time on the path
-  double latency_ns = 0, bandwidth_ns = 0;  // L terms and (s−1)G terms on the path
-  uint64_t latency_terms = 0;             // = λ_L for homogeneous L
-  double gap_bytes = 0;                   // = λ_G
-  std::map<std::pair<uint32_t, uint32_t>, PairTraffic> pairs;  // (src rank, dst rank)
+  std::vector<graph::VertexId> vertices;                         // first to last
+  std::vector<double> rank_ns;                                   // per rank: calc and CPU overhead time on the path
+  double latency_ns = 0, bandwidth_ns = 0;                       // L terms and (s−1)G terms on the path
+  uint64_t latency_terms = 0;                                    // = λ_L for homogeneous L
+  double gap_bytes = 0;                                          // = λ_G
+  std::map<std::pair<uint32_t, uint32_t>, PairTraffic> pairs;    // (src rank, dst rank)
   std::vector<std::pair<graph::VertexId, double>> top_vertices;  // largest costs on the path
 };
 

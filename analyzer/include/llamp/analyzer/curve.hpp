@@ -11,7 +11,7 @@ namespace llamp::analyzer {
 struct Segment {
   double x_begin = 0, x_end = 0;  // [x_begin, x_end]
   double T_begin = 0, T_end = 0;
-  double slope = 0;               // dT/dx on the segment (λ_L or λ_G)
+  double slope = 0;  // dT/dx on the segment (λ_L or λ_G)
 };
 
 struct Curve {

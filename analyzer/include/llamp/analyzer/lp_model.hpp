@@ -47,7 +47,7 @@ struct LpProblem {
   std::vector<double> col_lower, col_upper, objective;
   std::vector<ColumnRole> col_role;
   std::vector<graph::VertexId> col_vertex;  // kNoVertex for l, g, t
-  std::vector<int64_t> row_start{0};         // CSR by rows; size num_rows + 1
+  std::vector<int64_t> row_start{0};        // CSR by rows; size num_rows + 1
   std::vector<int> row_index;
   std::vector<double> row_value;
   std::vector<double> row_lower;

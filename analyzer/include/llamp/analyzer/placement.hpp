@@ -15,8 +15,8 @@ namespace llamp::analyzer {
 
 struct PlacementResult {
   double T_before = 0, T_after = 0;
-  std::vector<uint32_t> node_of_rank;                    // the final placement
-  std::vector<std::pair<uint32_t, uint32_t>> swaps;     // accepted swaps of ranks, in order
+  std::vector<uint32_t> node_of_rank;                // the final placement
+  std::vector<std::pair<uint32_t, uint32_t>> swaps;  // accepted swaps of ranks, in order
   uint32_t iterations = 0;
 };
 

@@ -18,7 +18,7 @@ namespace llamp::analyzer {
 
 struct Topology {
   enum class Kind { FatTree, Dragonfly } kind = Kind::FatTree;
-  uint32_t k = 0, tiers = 0;    // fat tree
+  uint32_t k = 0, tiers = 0;     // fat tree
   uint32_t g = 0, a = 0, p = 0;  // dragonfly
   std::vector<std::string> link_classes;
   uint64_t capacity() const;  // nodes it can hold
@@ -30,9 +30,7 @@ Topology parse_topology(const std::string& spec);
 struct TopoRoute {
   std::vector<uint32_t> wires;  // per link class
   uint32_t switches = 0;
-  bool operator<(const TopoRoute& o) const {
-    return wires != o.wires ? wires < o.wires : switches < o.switches;
-  }
+  bool operator<(const TopoRoute& o) const { return wires != o.wires ? wires < o.wires : switches < o.switches; }
 };
 TopoRoute topo_route(const Topology& t, uint32_t node_a, uint32_t node_b);
 

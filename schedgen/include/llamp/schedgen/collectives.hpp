@@ -16,8 +16,24 @@
 namespace llamp::schedgen {
 
 enum class CollKind : uint8_t {
-  Barrier, Bcast, Reduce, Allreduce, Gather, Gatherv, Scatter, Scatterv, Allgather, Allgatherv,
-  Alltoall, Alltoallv, Alltoallw, ReduceScatter, ReduceScatterBlock, Scan, Exscan, Count_
+  Barrier,
+  Bcast,
+  Reduce,
+  Allreduce,
+  Gather,
+  Gatherv,
+  Scatter,
+  Scatterv,
+  Allgather,
+  Allgatherv,
+  Alltoall,
+  Alltoallv,
+  Alltoallw,
+  ReduceScatter,
+  ReduceScatterBlock,
+  Scan,
+  Exscan,
+  Count_
 };
 inline constexpr unsigned kNumCollKinds = static_cast<unsigned>(CollKind::Count_);
 
@@ -61,9 +77,9 @@ struct CollSpec {
   std::vector<uint64_t> counts;
   // Alltoallv/w: bytes from rank i to rank j at [i * size + j]. Empty: every entry is `bytes`.
   std::vector<uint64_t> matrix;
-  bool in_place = false;                // MPI_IN_PLACE (MPICH's default choices depend on it)
-  bool nonblocking = false;             // MPI_I...: MPICH selects some of these differently
-  uint64_t segment_bytes = 64 << 10;    // pipelined ring bcast segment size
+  bool in_place = false;              // MPI_IN_PLACE (MPICH's default choices depend on it)
+  bool nonblocking = false;           // MPI_I...: MPICH selects some of these differently
+  uint64_t segment_bytes = 64 << 10;  // pipelined ring bcast segment size
 
   uint64_t count(uint32_t r) const { return counts.empty() ? bytes : counts[r]; }
   uint64_t cell(uint32_t i, uint32_t j) const { return matrix.empty() ? bytes : matrix[uint64_t{i} * size + j]; }
@@ -81,9 +97,7 @@ struct RankSchedule {
   std::vector<CollOp> ops;
   std::vector<uint32_t> deps;  // flattened dependency lists (indices into ops)
 
-  std::span<const uint32_t> deps_of(uint32_t op) const {
-    return {deps.data() + ops[op].dep_begin, ops[op].dep_count};
-  }
+  std::span<const uint32_t> deps_of(uint32_t op) const { return {deps.data() + ops[op].dep_begin, ops[op].dep_count}; }
   void clear() {
     ops.clear();
     deps.clear();

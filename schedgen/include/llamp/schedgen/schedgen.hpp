@@ -11,41 +11,41 @@
 namespace llamp::schedgen {
 
 struct Options {
-  AlgorithmChoice algorithms;         // per collective; Auto = MPICH 4.0.2's choice
+  AlgorithmChoice algorithms;               // per collective; Auto = MPICH 4.0.2's choice
   uint64_t bcast_segment_bytes = 64 << 10;  // pipelined_ring bcast segments
-  bool allow_unmatched = false;       // drop sends/receives without a partner (counted) instead of failing
-  bool allow_truncated = false;       // cut every rank where the first truncated rank ends
-  uint32_t max_listed = 10;           // how many offending operations an error lists
+  bool allow_unmatched = false;             // drop sends/receives without a partner (counted) instead of failing
+  bool allow_truncated = false;             // cut every rank where the first truncated rank ends
+  uint32_t max_listed = 10;                 // how many offending operations an error lists
 };
 
 // One send or receive without a partner, as named in errors.
 struct UnmatchedOp {
   bool is_send = false;
-  uint32_t rank = 0;         // world rank that called it
-  uint64_t call_index = 0;   // position of the MPI call in that rank's trace (0-based)
+  uint32_t rank = 0;        // world rank that called it
+  uint64_t call_index = 0;  // position of the MPI call in that rank's trace (0-based)
   uint64_t comm = 0;
-  int32_t peer = 0;          // destination (send) or actual/posted source (receive), world rank
-  int32_t tag = 0;           // user tag (-1: ANY_TAG never resolved)
+  int32_t peer = 0;  // destination (send) or actual/posted source (receive), world rank
+  int32_t tag = 0;   // user tag (-1: ANY_TAG never resolved)
   uint64_t bytes = 0;
 };
 
 struct Stats {
   uint32_t ranks = 0;
-  uint64_t events = 0;            // trace events processed
+  uint64_t events = 0;  // trace events processed
   uint64_t calc_vertices = 0;
-  uint64_t send_vertices = 0;     // all sends in the graph (point-to-point + collective)
+  uint64_t send_vertices = 0;  // all sends in the graph (point-to-point + collective)
   uint64_t recv_vertices = 0;
   uint64_t edges = 0;
-  uint64_t p2p_messages = 0;      // matched application send/receive pairs
-  uint64_t sync_acks = 0;         // acknowledgements added for synchronous sends (MPI_Ssend ...)
+  uint64_t p2p_messages = 0;  // matched application send/receive pairs
+  uint64_t sync_acks = 0;     // acknowledgements added for synchronous sends (MPI_Ssend ...)
   uint64_t collective_messages = 0;
-  uint64_t collectives = 0;       // collective calls (instances, not per rank)
-  uint64_t dropped_sends = 0;     // --allow-unmatched
+  uint64_t collectives = 0;    // collective calls (instances, not per rank)
+  uint64_t dropped_sends = 0;  // --allow-unmatched
   uint64_t dropped_recvs = 0;
   uint64_t dropped_collectives = 0;  // incomplete at a truncation cut
-  uint64_t proc_null_ops = 0;     // MPI_PROC_NULL operations (no vertex)
-  uint64_t failed_calls = 0;      // calls that returned an error (skipped)
-  uint64_t never_completed = 0;   // nonblocking operations whose completion is not in the trace
+  uint64_t proc_null_ops = 0;        // MPI_PROC_NULL operations (no vertex)
+  uint64_t failed_calls = 0;         // calls that returned an error (skipped)
+  uint64_t never_completed = 0;      // nonblocking operations whose completion is not in the trace
   std::vector<std::string> warnings;
 };
 
