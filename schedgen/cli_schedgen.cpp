@@ -64,6 +64,7 @@ void run(const CliArgs& a) {
   fmt::print("  messages: {} point-to-point, {} inside {} collective calls; {:.2f} s ({:.1f} M events/s)\n",
              st.p2p_messages, st.collective_messages, st.collectives, secs,
              secs > 0 ? static_cast<double>(st.events) / secs / 1e6 : 0.0);
+  if (st.sync_acks) fmt::print("  {} acknowledgement(s) of synchronous sends added\n", st.sync_acks);
   if (st.proc_null_ops) fmt::print("  {} MPI_PROC_NULL operation(s) left out\n", st.proc_null_ops);
   if (st.failed_calls) fmt::print("  {} call(s) that returned an MPI error skipped\n", st.failed_calls);
   if (st.never_completed)

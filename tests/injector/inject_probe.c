@@ -189,18 +189,24 @@ static void fig8(int count, int trials) {
   free(span);
 }
 
-/* Unexpected message, `trials` times: the receiver computes for wait_us
- * outside MPI, then posts the receive.  A trial is valid when the receive
- * was posted at least min_gap_us after the send (the sender may itself be
- * descheduled after the barrier); reports the median time the posted receive
- * took over valid trials, and the median one-way time over all trials. */
-static void unexpected(double wait_us, int trials, double min_gap_us) {
+/* A message that arrives while the receiver computes, `trials` times: the
+ * receiver computes for wait_us outside MPI, then posts the receive.
+ * unexpected: both leave a barrier, the sender sends at once.
+ * overlap (after_go): the receiver first sends "go" and the sender answers it
+ * with the data, so the receiver has provably left MPI before the data was
+ * sent (the barrier's own delayed messages cannot let it see the data early).
+ * A trial is valid when the receive was posted at least min_gap_us after the
+ * send (the sender may itself be descheduled); reports the median time the
+ * posted receive took over valid trials, and the median one-way time over all
+ * trials. */
+static void late_receive(double wait_us, int trials, double min_gap_us, int after_go) {
   double *wait = malloc(sizeof(double) * trials), *ow = malloc(sizeof(double) * trials);
   int valid = 0;
   for (int t = 0; t < trials; ++t) {
     double sent = 0;
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
+      if (after_go) MPI_Recv(NULL, 0, MPI_BYTE, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       sent = now_us();
       MPI_Send(&sent, 1, MPI_DOUBLE, 1, 7, MPI_COMM_WORLD);
       double res[3];
@@ -209,6 +215,7 @@ static void unexpected(double wait_us, int trials, double min_gap_us) {
       if (res[2] >= min_gap_us) wait[valid++] = res[0];
     } else {
       double start = now_us();
+      if (after_go) MPI_Send(NULL, 0, MPI_BYTE, 0, 9, MPI_COMM_WORLD);
       busy_until(start + wait_us); /* computing, not in MPI */
       double posted = now_us();
       MPI_Recv(&sent, 1, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -224,43 +231,6 @@ static void unexpected(double wait_us, int trials, double min_gap_us) {
   }
   free(wait);
   free(ow);
-}
-
-/* Overlap, `trials` times: the receiver sends "go" and computes compute_us
- * outside MPI; the sender answers "go" with the data at once, so the data
- * arrives while the receiver computes (it left MPI before the data was
- * sent).  A trial is valid when the receive was posted at least min_gap_us
- * after the data was sent; reports the median time the posted receive took
- * over valid trials. */
-static void overlap(double compute_us, int trials, double min_gap_us) {
-  double *wait = malloc(sizeof(double) * trials);
-  int valid = 0;
-  for (int t = 0; t < trials; ++t) {
-    double sent = 0;
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0) {
-      MPI_Recv(NULL, 0, MPI_BYTE, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      sent = now_us();
-      MPI_Send(&sent, 1, MPI_DOUBLE, 1, 7, MPI_COMM_WORLD);
-      double res[2];
-      MPI_Recv(res, 2, MPI_DOUBLE, 1, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      if (res[1] >= min_gap_us) wait[valid++] = res[0];
-    } else {
-      double start = now_us();
-      MPI_Send(NULL, 0, MPI_BYTE, 0, 9, MPI_COMM_WORLD);
-      busy_until(start + compute_us); /* computing, not in MPI */
-      double posted = now_us();
-      MPI_Recv(&sent, 1, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      double done = now_us();
-      double res[2] = {done - posted, posted - sent};
-      MPI_Send(res, 2, MPI_DOUBLE, 0, 8, MPI_COMM_WORLD);
-    }
-  }
-  if (rank == 0) {
-    printf("trials=%d\nvalid_trials=%d\n", trials, valid);
-    if (valid) printf("recv_wait_median_us=%.3f\n", quantile(wait, valid, 0.5));
-  }
-  free(wait);
 }
 
 /* Messages to oneself (Irecv + Send + Wait on MPI_COMM_WORLD), `reps` times
@@ -470,9 +440,9 @@ int main(int argc, char **argv) {
   else if (!strcmp(what, "fig8"))
     fig8((int)a, b > 0 ? (int)b : 1);
   else if (!strcmp(what, "unexpected"))
-    unexpected(a, b > 0 ? (int)b : 1, c);
+    late_receive(a, b > 0 ? (int)b : 1, c, 0);
   else if (!strcmp(what, "overlap"))
-    overlap(a, b > 0 ? (int)b : 1, c);
+    late_receive(a, b > 0 ? (int)b : 1, c, 1);
   else if (!strcmp(what, "selfsend"))
     selfsend((int)a, b > 0 ? (int)b : 1);
   else if (!strcmp(what, "anysource"))
