@@ -25,6 +25,7 @@ struct CliArgs {
   std::string bcast_segment = "64KiB";
   bool allow_unmatched = false;
   bool allow_truncated = false;
+  bool no_poll_lag = false;
 };
 
 void run(const CliArgs& a) {
@@ -34,6 +35,7 @@ void run(const CliArgs& a) {
   if (opts.bcast_segment_bytes == 0) throw Error("--bcast-segment must be at least 1 byte");
   opts.allow_unmatched = a.allow_unmatched;
   opts.allow_truncated = a.allow_truncated;
+  opts.poll_lag = !a.no_poll_lag;
 
   namespace fs = std::filesystem;
   const std::string ext = fs::path(a.output).extension().string();
@@ -65,6 +67,9 @@ void run(const CliArgs& a) {
              st.p2p_messages, st.collective_messages, st.collectives, secs,
              secs > 0 ? static_cast<double>(st.events) / secs / 1e6 : 0.0);
   if (st.sync_acks) fmt::print("  {} acknowledgement(s) of synchronous sends added\n", st.sync_acks);
+  if (st.polled_completions)
+    fmt::print("  {} completion(s) found by polling, noticed {:.2f} us after they happened on average\n",
+               st.polled_completions, static_cast<double>(st.poll_lag_ns) / 1e3 / st.polled_completions);
   if (st.proc_null_ops) fmt::print("  {} MPI_PROC_NULL operation(s) left out\n", st.proc_null_ops);
   if (st.failed_calls) fmt::print("  {} call(s) that returned an MPI error skipped\n", st.failed_calls);
   if (st.never_completed)
@@ -90,6 +95,9 @@ void register_cli(CLI::App& app) {
                 "Drop sends/receives without a partner (counted) instead of failing");
   sub->add_flag("--allow-truncated", args->allow_truncated,
                 "Accept truncated rank traces: cut every rank where the first truncated one ends");
+  sub->add_flag("--no-poll-lag", args->no_poll_lag,
+                "Completions found by polling loops (MPI_Test*, MPI_Iprobe, MPI_Improbe) happen the instant their "
+                "message arrives, instead of half a polling period later on average");
   sub->callback([args] { run(*args); });
 }
 

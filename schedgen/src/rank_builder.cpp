@@ -28,15 +28,29 @@ void RankBuilder::switch_thread(uint32_t thread, uint64_t start_ns) {
     return std::find_if(parked_.begin(), parked_.end(), [t](const ThreadChain& c) { return c.thread == t; });
   };
   auto park = find(thread_);
-  if (park == parked_.end()) park = parked_.insert(parked_.end(), ThreadChain{thread_, false, 0, 0, {}, {}});
+  if (park == parked_.end()) {
+    parked_.emplace_back();
+    parked_.back().thread = thread_;
+    park = parked_.end() - 1;
+  }
   ThreadChain& out = *park;
   out.have_time = have_time_;
   out.last_end_ns = last_end_ns_;
   out.pending_calc_ns = pending_calc_ns_;
   out.pending_req.swap(pending_req_);
   out.pending_ireq.swap(pending_ireq_);
+  out.pending_lag.swap(pending_lag_);
+  out.pending_lag_ns = pending_lag_ns_;
+  out.poll_fails = poll_fails_;
+  out.poll_first_ns = poll_first_ns_;
+  out.probe_lag_ns = probe_lag_ns_;
+  out.probe_comm = probe_comm_;
   pending_req_.clear();
   pending_ireq_.clear();
+  pending_lag_.clear();
+  pending_lag_ns_ = 0;
+  poll_fails_ = 0;
+  poll_first_ns_ = probe_lag_ns_ = probe_comm_ = 0;
   thread_ = thread;
   auto in = find(thread);
   if (in == parked_.end()) {
@@ -52,8 +66,15 @@ void RankBuilder::switch_thread(uint32_t thread, uint64_t start_ns) {
   pending_calc_ns_ = in->pending_calc_ns;
   pending_req_.swap(in->pending_req);
   pending_ireq_.swap(in->pending_ireq);
+  pending_lag_.swap(in->pending_lag);
+  pending_lag_ns_ = in->pending_lag_ns;
+  poll_fails_ = in->poll_fails;
+  poll_first_ns_ = in->poll_first_ns;
+  probe_lag_ns_ = in->probe_lag_ns;
+  probe_comm_ = in->probe_comm;
   in->pending_req.clear();
   in->pending_ireq.clear();
+  in->pending_lag.clear();
 }
 
 // Computation is the time outside MPI: the gap between the end of the thread's previous call and
@@ -71,10 +92,98 @@ void RankBuilder::account_time(const Event& e) {
   last_end_ns_ = std::max(last_end_ns_, e.t_end_ns);
 }
 
+// ---------------------------------------------------------------- polling
+//
+// A rank that polls (MPI_Test* or MPI_Iprobe/MPI_Improbe, with work between the calls) notices a
+// completion at its first poll after the completion happened, not at once: on average half a
+// polling period later when the message's arrival is not tied to the polling rhythm. The trace
+// shows that period (the time from the first failed poll to the one that found something, over
+// the failed ones); the graph adds half of it between the completion and what waits for it.
+// Without it, a rank whose polls wait for a late message is predicted to see it the instant it
+// arrives, and every polled wait costs measured runs half a period more than predicted
+// (docs/schedgen.md, "Polling").
+
+namespace {
+enum class Poll : uint8_t { none, failed, found };
+Poll poll_outcome(const Event& e) {
+  switch (e.call) {
+    case Call::Test:
+    case Call::Testany:
+    case Call::Testsome:
+    case Call::Testall:
+    case Call::Improbe:
+      return e.completions.empty() ? Poll::failed : Poll::found;
+    case Call::Iprobe:
+      return e.value != 0 ? Poll::found : Poll::failed;
+    default:
+      return Poll::none;
+  }
+}
+}  // namespace
+
+void RankBuilder::track_polling(const Event& e) {
+  found_lag_ns_ = 0;
+  switch (poll_outcome(e)) {
+    case Poll::failed:
+      if (poll_fails_ == 0) poll_first_ns_ = e.t_start_ns;
+      ++poll_fails_;
+      return;
+    case Poll::found:
+      if (poll_fails_ > 0 && e.t_start_ns > poll_first_ns_)
+        found_lag_ns_ = (e.t_start_ns - poll_first_ns_) / poll_fails_ / 2;
+      poll_fails_ = 0;
+      return;
+    case Poll::none:
+      poll_fails_ = 0;
+      return;
+  }
+}
+
+void RankBuilder::wait_for(Ref r, uint64_t lag_ns) {
+  hold(r);
+  if (lag_ns == 0) {
+    pending_req_.push_back(r);
+    return;
+  }
+  pending_lag_.push_back(r);
+  pending_lag_ns_ = lag_ns;
+}
+
+uint64_t RankBuilder::make_lag_vertex() {
+  const uint64_t v = sink_.calc(rank_, pending_lag_ns_);
+  ++ctx_.stats.polled_completions;
+  ctx_.stats.poll_lag_ns += pending_lag_ns_;
+  lag_scratch_.clear();
+  for (Ref r : pending_lag_) {
+    if (!(r & kRecordBit)) {
+      lag_scratch_.push_back(r);
+      continue;
+    }
+    RecvRecord& rec = records_[r & ~kRecordBit];
+    if (rec.state == RecvRecord::State::Created)
+      lag_scratch_.push_back(rec.vertex);
+    else if (rec.state == RecvRecord::State::Dropped) {
+      if (rec.pre_calc != kNone) lag_scratch_.push_back(rec.pre_calc);
+    } else
+      rec.req_waiters.push_back(v);
+  }
+  std::sort(lag_scratch_.begin(), lag_scratch_.end());
+  lag_scratch_.erase(std::unique(lag_scratch_.begin(), lag_scratch_.end()), lag_scratch_.end());
+  for (uint64_t b : lag_scratch_) sink_.requires_edge(rank_, v, b);
+  for (Ref r : pending_lag_) unhold(r);
+  pending_lag_.clear();
+  pending_lag_ns_ = 0;
+  return v;
+}
+
+// ---------------------------------------------------------------- calc vertices
+
 // Creates the calc vertex for the computation accumulated since the last one and connects it to
 // what it waits for: the end of blocking operations and completed requests (requires), the start
-// of nonblocking operations begun by the previous call (irequires).
+// of nonblocking operations begun by the previous call (irequires), and the noticing of polled
+// completions (make_lag_vertex).
 uint64_t RankBuilder::flush_calc() {
+  const uint64_t lag = pending_lag_.empty() ? kNone : make_lag_vertex();
   uint64_t v = sink_.calc(rank_, pending_calc_ns_);
   pending_calc_ns_ = 0;
   last_calc_ = v;
@@ -101,6 +210,7 @@ uint64_t RankBuilder::flush_calc() {
     const RecvRecord& rec = records_[r & ~kRecordBit];
     if (rec.pre_calc != kNone) scratch_.push_back(rec.pre_calc);
   }
+  if (lag != kNone) scratch_.push_back(lag);
   // A handful of entries: insertion sort, then drop duplicates.
   for (size_t i = 1; i < scratch_.size(); ++i)
     for (size_t j = i; j > 0 && scratch_[j - 1] > scratch_[j]; --j) std::swap(scratch_[j - 1], scratch_[j]);
@@ -351,11 +461,8 @@ void RankBuilder::complete(const Event& e, uint64_t call_index) {
       throw Error(fmt::format(
           "rank {}: a send request was cancelled (MPI_Cancel on a send); the graph cannot take a send back", rank_));
     }
-    for (Ref r : q.ops) {
-      pending_req_.push_back(r);
-      hold(r);
-    }
-    if (q.ack != kNone) pending_req_.push_back(q.ack);
+    for (Ref r : q.ops) wait_for(r, found_lag_ns_);
+    if (q.ack != kNone) wait_for(q.ack, found_lag_ns_);
     q.ack = kNone;
     for (Ref r : q.ops) unhold(r);
     q.ops.clear();
@@ -430,10 +537,8 @@ void RankBuilder::handle_recv(const Event& e, uint64_t call_index) {
   uint64_t c = flush_calc();
   const trace::Completion* st = e.completions.empty() ? nullptr : &e.completions[0];
   Ref r = ref_of(receive_completed(e, e.peer, e.tag, e.bytes, st, c, call_index));
-  if (r != kNone) {
-    pending_req_.push_back(r);
-    hold(r);
-  }
+  // After an MPI_Iprobe loop found the message, the receive takes it: the probe's lag is its own.
+  if (r != kNone) wait_for(r, probe_comm_ == e.comm ? probe_lag_ns_ : 0);
 }
 
 void RankBuilder::handle_sendrecv(const Event& e, uint64_t call_index) {
@@ -526,10 +631,7 @@ void RankBuilder::handle_mprobe(const Event& e, uint64_t call_index) {
   uint64_t c = flush_calc();
   const trace::Completion& st = e.completions[0];
   Ref r = ref_of(receive_completed(e, e.peer, e.tag, st.bytes, &st, c, call_index));
-  if (r != kNone) {
-    pending_req_.push_back(r);
-    hold(r);
-  }
+  if (r != kNone) wait_for(r, e.call == Call::Improbe ? found_lag_ns_ : (probe_comm_ == e.comm ? probe_lag_ns_ : 0));
 }
 
 void RankBuilder::on_event(const Event& e, uint64_t call_index) {
@@ -538,6 +640,7 @@ void RankBuilder::on_event(const Event& e, uint64_t call_index) {
     ++ctx_.stats.failed_calls;
     return;
   }
+  if (ctx_.options.poll_lag) track_polling(e);
   switch (trace::call_family(e.call)) {
     case Family::send:
       handle_send(e, call_index);
@@ -605,11 +708,20 @@ void RankBuilder::on_event(const Event& e, uint64_t call_index) {
     case Family::comm_free:
       break;
   }
+  // An MPI_Iprobe that found its message hands its lag to the receive that takes it next.
+  if (e.call == Call::Iprobe && e.value != 0) {
+    probe_lag_ns_ = found_lag_ns_;
+    probe_comm_ = e.comm;
+  } else if (poll_outcome(e) != Poll::failed) {
+    probe_lag_ns_ = 0;
+  }
 }
 
 void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, const std::vector<int32_t>& members,
                                 int32_t tag, std::vector<uint64_t>& op_vertices) {
   account_time(e);
+  poll_fails_ = 0;
+  probe_lag_ns_ = 0;
   uint64_t c = flush_calc();
   op_vertices.assign(schedule.ops.size(), kNone);
   for (uint32_t k = 0; k < schedule.ops.size(); ++k) {
@@ -662,7 +774,7 @@ void RankBuilder::end_of_stream() {
   for (uint32_t idx : std::vector<uint32_t>(posted_))
     if (!records_[idx].resolved) lose_record(idx);
   release_ready();
-  if (pending_calc_ns_ > 0 || !pending_req_.empty() || !pending_ireq_.empty()) flush_calc();
+  if (pending_calc_ns_ > 0 || !pending_req_.empty() || !pending_ireq_.empty() || !pending_lag_.empty()) flush_calc();
   // The other threads' final computations, in thread order (the chain that ended the trace first).
   std::vector<uint32_t> others;
   for (const ThreadChain& c : parked_)
@@ -670,7 +782,7 @@ void RankBuilder::end_of_stream() {
   std::sort(others.begin(), others.end());
   for (uint32_t t : others) {
     switch_thread(t, 0);  // parked: the start is not used
-    if (pending_calc_ns_ > 0 || !pending_req_.empty() || !pending_ireq_.empty()) flush_calc();
+    if (pending_calc_ns_ > 0 || !pending_req_.empty() || !pending_ireq_.empty() || !pending_lag_.empty()) flush_calc();
   }
 }
 

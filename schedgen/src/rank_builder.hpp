@@ -106,6 +106,13 @@ class RankBuilder {
   // Makes `thread`'s chain the current one (docs/schedgen.md, "Threads").
   void switch_thread(uint32_t thread, uint64_t start_ns);
   void account_time(const trace::Event& e);
+  // Polling loops (docs/schedgen.md, "Polling"): counts failed polls and, for a poll that found
+  // something after failed ones, sets found_lag_ns_ to half the loop's polling period.
+  void track_polling(const trace::Event& e);
+  // Makes the next computation wait for `r`, noticed `lag_ns` after it completed (0: at once).
+  void wait_for(Ref r, uint64_t lag_ns);
+  // The vertex that stands for noticing pending_lag_: pending_lag_ns_ after all of it completed.
+  uint64_t make_lag_vertex();
   uint64_t flush_calc();
   // Creates a send (or nothing for dropped ones) that starts after `after`; enters it for matching.
   // A synchronous send also gets the vertex that receives its acknowledgement, returned in *ack
@@ -149,12 +156,22 @@ class RankBuilder {
   uint64_t last_end_ns_ = 0;
   uint64_t pending_calc_ns_ = 0;
   std::vector<Ref> pending_req_, pending_ireq_;  // what the next calc waits for (end / start)
+  std::vector<Ref> pending_lag_;                 // ... and what it notices pending_lag_ns_ late
+  uint64_t pending_lag_ns_ = 0;
+  // Polling: failed polls since the last other call, the start of the first one; the lag of the
+  // current event if it is a poll that found something; an MPI_Iprobe's lag for the receive that
+  // follows it on `probe_comm_`.
+  uint32_t poll_fails_ = 0;
+  uint64_t poll_first_ns_ = 0, found_lag_ns_ = 0, probe_lag_ns_ = 0, probe_comm_ = 0;
 
   struct ThreadChain {
     uint32_t thread = 0;
     bool have_time = false;
     uint64_t last_end_ns = 0, pending_calc_ns = 0;
-    std::vector<Ref> pending_req, pending_ireq;
+    std::vector<Ref> pending_req, pending_ireq, pending_lag;
+    uint64_t pending_lag_ns = 0;
+    uint32_t poll_fails = 0;
+    uint64_t poll_first_ns = 0, probe_lag_ns = 0, probe_comm = 0;
   };
   std::vector<ThreadChain> parked_;  // the other threads seen so far (a handful)
   // Rank-wide, for starting a thread's chain: the latest end of any call, the latest calc vertex.
@@ -168,7 +185,7 @@ class RankBuilder {
   std::vector<uint32_t> posted_;  // records not yet released for matching, in posting order
   uint64_t post_seq_ = 0, op_seq_ = 0;
   std::unordered_map<uint64_t, uint64_t> coll_seq_;
-  std::vector<uint64_t> scratch_;
+  std::vector<uint64_t> scratch_, lag_scratch_;
 };
 
 }  // namespace llamp::schedgen

@@ -94,10 +94,66 @@ TEST(SchedgenP2P, FailedTestIsNoCompletion) {
   t[0].compute(5).wait(Call::Test, {1}, {});
   t[0].compute(5).wait(Call::Test, {1}, {{1}});
   t[1].recv(0, 0, 4, 0, 0);
-  graph::Graph g = build_graph(t.write("test"));
+  Options no_lag;
+  no_lag.poll_lag = false;  // the polling lag has its own tests below
+  graph::Graph g = build_graph(t.write("test"), no_lag);
   EXPECT_EQ(kinds_of(g, 0), "c s c c");
   EXPECT_EQ(value(g, 0, 2), 10u);  // both gaps, the failed Test's duration excluded
   EXPECT_EQ(preds_of(g, 0, 3), (V{"R1", "R2"}));
+}
+
+// A completion found by a polling loop is noticed, on average, half a polling period after it
+// happened: a calc vertex of that length sits between the completion and what waits for it.
+TEST(SchedgenP2P, PolledCompletionIsNoticedHalfAPollingPeriodLate) {
+  TraceSpec t(2);
+  t[0].irecv(1, 0, 4, 1);                      // [0, 10)
+  t[0].wait(Call::Test, {1}, {});              // polls start at 10, 50 and 90: period 40
+  t[0].compute(30).wait(Call::Test, {1}, {});  //
+  t[0].compute(30).wait(Call::Test, {1}, {{1, 1, 0, 4}});
+  t[0].compute(7);
+  t[1].send(0, 0, 4);
+  Stats st;
+  graph::Graph g = build_graph(t.write("poll_lag"), {}, &st);
+  // c0 (before Irecv), c1 (the polling loop's computation), r, lag, c after the loop
+  ASSERT_EQ(kinds_of(g, 0), "c c r c c");
+  EXPECT_EQ(value(g, 0, 1), 60u);                 // the gaps between the polls; the polls' own time excluded
+  EXPECT_EQ(value(g, 0, 3), 20u);                 // half of the 40 ns polling period
+  EXPECT_EQ(preds_of(g, 0, 3), (V{"R2"}));        // the lag starts when the receive completes
+  EXPECT_EQ(preds_of(g, 0, 4), (V{"R1", "R3"}));  // after the loop and after noticing the message
+  EXPECT_EQ(st.polled_completions, 1u);
+  EXPECT_EQ(st.poll_lag_ns, 20u);
+
+  // A Test that succeeds at its first call waited for nothing: no lag.
+  TraceSpec once(2);
+  once[0].irecv(1, 0, 4, 1);
+  once[0].compute(30).wait(Call::Test, {1}, {{1, 1, 0, 4}});
+  once[1].send(0, 0, 4);
+  build_graph(once.write("poll_once"), {}, &st);
+  EXPECT_EQ(st.polled_completions, 0u);
+}
+
+// An MPI_Iprobe loop that found a message hands its lag to the receive that takes the message.
+TEST(SchedgenP2P, IprobeLoopLagGoesToTheReceiveThatFollows) {
+  TraceSpec t(2);
+  t[0].add(Call::Iprobe).value = 0;  // polls start at 0 and 50, found at 100: period 50
+  t[0].compute(40).add(Call::Iprobe).value = 0;
+  t[0].compute(40).add(Call::Iprobe).value = 1;
+  t[0].recv(trace::kAnySource, trace::kAnyTag, 8, 1, 3);
+  t[1].send(0, 3, 8);
+  Stats st;
+  const std::string dir = t.write("iprobe_lag");
+  graph::Graph g = build_graph(dir, {}, &st);
+  ASSERT_EQ(kinds_of(g, 0), "c r c c");  // calc, the receive, the lag, the calc after it
+  EXPECT_EQ(value(g, 0, 2), 25u);
+  EXPECT_EQ(preds_of(g, 0, 2), (V{"R1"}));
+  EXPECT_EQ(preds_of(g, 0, 3), (V{"R2"}));
+  EXPECT_EQ(st.polled_completions, 1u);
+
+  Options no_lag;
+  no_lag.poll_lag = false;
+  g = build_graph(dir, no_lag, &st);
+  EXPECT_EQ(kinds_of(g, 0), "c r c");
+  EXPECT_EQ(st.polled_completions, 0u);
 }
 
 // ANY_SOURCE/ANY_TAG receives are bound to what actually matched, and receives of one stream pair

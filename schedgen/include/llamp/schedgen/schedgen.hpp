@@ -16,6 +16,10 @@ struct Options {
   bool allow_unmatched = false;             // drop sends/receives without a partner (counted) instead of failing
   bool allow_truncated = false;             // cut every rank where the first truncated rank ends
   uint32_t max_listed = 10;                 // how many offending operations an error lists
+  // A completion found by polling (MPI_Test*, MPI_Iprobe, MPI_Improbe after at least one failed
+  // poll) is noticed on average half a polling period after it happened: the graph adds that lag
+  // (docs/schedgen.md, "Polling"). Off: the completion is noticed the instant it happens.
+  bool poll_lag = true;
 };
 
 // One send or receive without a partner, as named in errors.
@@ -36,8 +40,10 @@ struct Stats {
   uint64_t send_vertices = 0;  // all sends in the graph (point-to-point + collective)
   uint64_t recv_vertices = 0;
   uint64_t edges = 0;
-  uint64_t p2p_messages = 0;  // matched application send/receive pairs
-  uint64_t sync_acks = 0;     // acknowledgements added for synchronous sends (MPI_Ssend ...)
+  uint64_t p2p_messages = 0;        // matched application send/receive pairs
+  uint64_t sync_acks = 0;           // acknowledgements added for synchronous sends (MPI_Ssend ...)
+  uint64_t polled_completions = 0;  // completions found by a polling loop, with their detection lag
+  uint64_t poll_lag_ns = 0;         // the sum of those lags (half the loop's polling period each)
   uint64_t collective_messages = 0;
   uint64_t collectives = 0;    // collective calls (instances, not per rank)
   uint64_t dropped_sends = 0;  // --allow-unmatched
