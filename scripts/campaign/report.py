@@ -142,6 +142,17 @@ def _s(ns):
     return "–" if ns is None else f"{ns / 1e9:.5f}"
 
 
+def _critical_list(inside, shown=5):
+    """The critical latencies inside the ΔL range; a long list (an app with many independent
+    waits has thousands) shows its count, ends and the full list's place instead."""
+    if not inside:
+        return "none"
+    if len(inside) <= 2 * shown + 2:
+        return ", ".join(units.fmt_us(c, 2) for c in inside)
+    return (f"{len(inside)} of them, " + ", ".join(units.fmt_us(c, 2) for c in inside[:shown]) + ", …, " +
+            ", ".join(units.fmt_us(c, 2) for c in inside[-shown:]) + " (all in analysis.json)")
+
+
 def _table_row(r):
     def pct(x):
         return f"{100 * x:+.2f} %"
@@ -177,8 +188,7 @@ def markdown(campaign, result):
         if a:
             top = max(campaign.deltas_ns)
             inside = [c - result["L0_ns"] for c in a["critical_latencies_ns"] if 0 <= c - result["L0_ns"] <= top]
-            lines += ["Critical latencies in the ΔL range (λ_L changes there): " +
-                      (", ".join(units.fmt_us(c, 2) for c in inside) if inside else "none") + ".", ""]
+            lines += ["Critical latencies in the ΔL range (λ_L changes there): " + _critical_list(inside) + ".", ""]
     if result["traced_runtime_ns"] is not None:
         base = next((r for r in result["per_delta"] if r["delta_ns"] == min(campaign.deltas_ns) and "mean_ns" in r), None)
         overhead = (f" ({100 * (result['traced_runtime_ns'] / base['mean_ns'] - 1):+.2f} % vs. the untraced mean)"

@@ -104,6 +104,15 @@ class ReportTest(unittest.TestCase):
         self.assertIn("RRMSE 0.81 %", text)
         self.assertIn("excluded from every mean", text)
 
+    def test_long_critical_latency_list_is_summarised(self):
+        many = [1000.0 * k for k in range(1, 101)]  # ΔL 1..100 µs: an app with many waits
+        text = report._critical_list(many)
+        self.assertTrue(text.startswith("100 of them, 1.00 µs"), text)
+        self.assertIn("100.00 µs (all in analysis.json)", text)
+        self.assertEqual(text.count("µs"), 10)
+        self.assertEqual(report._critical_list([17000.0]), "17.00 µs")
+        self.assertEqual(report._critical_list([]), "none")
+
     def test_tolerance_not_reached(self):
         value, reached = stats.tolerance_from_curve([0, 10, 20], [1.0, 1.001, 1.002], 5)
         self.assertEqual((value, reached), (20, False))
