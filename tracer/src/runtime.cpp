@@ -1,5 +1,6 @@
 #include "runtime.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <deque>
 #include <mutex>
@@ -73,6 +74,7 @@ trace::Event& start_event(ThreadState& ts, trace::Call call, uint64_t t0, uint64
 }
 
 void emit(ThreadState& ts) {
+  ts.event.t_end_ns = std::max(ts.event.t_end_ns, now_ns());
   const trace::Event& e = ts.event;
   ChunkWriter* w = runtime().writer.get();
   if (!w) return;

@@ -66,7 +66,8 @@ Runtime& runtime();
 
 // Resets the thread's event for a new call and fills the fields every event has.
 trace::Event& start_event(ThreadState& ts, trace::Call call, uint64_t t0, uint64_t t1, int rc);
-// Encodes the thread's event into its chunk (handing full chunks to the writer).
+// Stamps the event's end (now: the tracer's work for the call is inside it) and encodes it into
+// the thread's chunk (handing full chunks to the writer).
 void emit(ThreadState& ts);
 // Hands every thread's partial chunk to the writer (finalize, abort, exit).
 void flush_all_threads();
@@ -107,9 +108,13 @@ inline uint64_t call_begin() {
   if (g_counters_on) counters_begin(thread_state());
   return now_ns();
 }
+// The call's end is stamped later, when its event is encoded (emit), so that the tracer's own
+// recording counts as time inside the call, not as the application's computation after it.
+// Returns 0 ("not stamped yet") unless counters read the call's end here.
 inline uint64_t call_end() {
+  if (!g_counters_on) return 0;
   const uint64_t t = now_ns();
-  if (g_counters_on) counters_end(thread_state());
+  counters_end(thread_state());
   return t;
 }
 
