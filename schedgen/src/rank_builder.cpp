@@ -149,24 +149,26 @@ void RankBuilder::wait_for(Ref r, uint64_t lag_ns) {
   pending_lag_ns_ = lag_ns;
 }
 
+void RankBuilder::require_end(uint64_t waiter, Ref r, std::vector<uint64_t>& out) {
+  if (!(r & kRecordBit)) {
+    out.push_back(r);
+    return;
+  }
+  RecvRecord& rec = records_[r & ~kRecordBit];
+  if (rec.state == RecvRecord::State::Created)
+    out.push_back(rec.vertex);
+  else if (rec.state == RecvRecord::State::Dropped) {
+    if (rec.pre_calc != kNone) out.push_back(rec.pre_calc);
+  } else
+    rec.req_waiters.push_back(waiter);  // the edge is added when the receive's vertex is created
+}
+
 uint64_t RankBuilder::make_lag_vertex() {
   const uint64_t v = sink_.calc(rank_, pending_lag_ns_);
   ++ctx_.stats.polled_completions;
   ctx_.stats.poll_lag_ns += pending_lag_ns_;
   lag_scratch_.clear();
-  for (Ref r : pending_lag_) {
-    if (!(r & kRecordBit)) {
-      lag_scratch_.push_back(r);
-      continue;
-    }
-    RecvRecord& rec = records_[r & ~kRecordBit];
-    if (rec.state == RecvRecord::State::Created)
-      lag_scratch_.push_back(rec.vertex);
-    else if (rec.state == RecvRecord::State::Dropped) {
-      if (rec.pre_calc != kNone) lag_scratch_.push_back(rec.pre_calc);
-    } else
-      rec.req_waiters.push_back(v);
-  }
+  for (Ref r : pending_lag_) require_end(v, r, lag_scratch_);
   std::sort(lag_scratch_.begin(), lag_scratch_.end());
   lag_scratch_.erase(std::unique(lag_scratch_.begin(), lag_scratch_.end()), lag_scratch_.end());
   for (uint64_t b : lag_scratch_) sink_.requires_edge(rank_, v, b);
@@ -188,19 +190,7 @@ uint64_t RankBuilder::flush_calc() {
   pending_calc_ns_ = 0;
   last_calc_ = v;
   scratch_.clear();
-  for (Ref r : pending_req_) {
-    if (!(r & kRecordBit)) {
-      scratch_.push_back(r);
-      continue;
-    }
-    RecvRecord& rec = records_[r & ~kRecordBit];
-    if (rec.state == RecvRecord::State::Created)
-      scratch_.push_back(rec.vertex);
-    else if (rec.state == RecvRecord::State::Dropped) {
-      if (rec.pre_calc != kNone) scratch_.push_back(rec.pre_calc);
-    } else
-      rec.req_waiters.push_back(v);
-  }
+  for (Ref r : pending_req_) require_end(v, r, scratch_);
   // Waiting for a receive's start is waiting for the computation it was posted after: a receive
   // starts when that computation ends, and its message delays only its end. An irequires edge on
   // the receive vertex itself would put the message edge on the path and, in an exchange where

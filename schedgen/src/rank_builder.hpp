@@ -111,6 +111,10 @@ class RankBuilder {
   void track_polling(const trace::Event& e);
   // Makes the next computation wait for `r`, noticed `lag_ns` after it completed (0: at once).
   void wait_for(Ref r, uint64_t lag_ns);
+  // Makes `waiter` require the end of `r`: appends the vertex to `out` (a dropped receive: the
+  // calc it was posted after), or, for a receive whose vertex does not exist yet, registers the
+  // waiter with its record.
+  void require_end(uint64_t waiter, Ref r, std::vector<uint64_t>& out);
   // The vertex that stands for noticing pending_lag_: pending_lag_ns_ after all of it completed.
   uint64_t make_lag_vertex();
   uint64_t flush_calc();
