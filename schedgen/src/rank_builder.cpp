@@ -33,48 +33,18 @@ void RankBuilder::switch_thread(uint32_t thread, uint64_t start_ns) {
     parked_.back().thread = thread_;
     park = parked_.end() - 1;
   }
-  ThreadChain& out = *park;
-  out.have_time = have_time_;
-  out.last_end_ns = last_end_ns_;
-  out.pending_calc_ns = pending_calc_ns_;
-  out.pending_req.swap(pending_req_);
-  out.pending_ireq.swap(pending_ireq_);
-  out.pending_lag.swap(pending_lag_);
-  out.pending_lag_ns = pending_lag_ns_;
-  out.poll_fails = poll_fails_;
-  out.poll_first_ns = poll_first_ns_;
-  out.probe_lag_ns = probe_lag_ns_;
-  out.probe_comm = probe_comm_;
-  pending_req_.clear();
-  pending_ireq_.clear();
-  pending_lag_.clear();
-  pending_lag_ns_ = 0;
-  poll_fails_ = 0;
-  poll_first_ns_ = probe_lag_ns_ = probe_comm_ = 0;
+  std::swap(park->state, chain_);  // swaps keep the vectors' storage
   thread_ = thread;
   auto in = find(thread);
-  if (in == parked_.end()) {
-    have_time_ = rank_have_time_;
-    // Another thread's call may still be running at this start; it is not this thread's time.
-    last_end_ns_ = std::min(rank_last_end_ns_, start_ns);
-    pending_calc_ns_ = 0;
-    if (last_calc_ != kNone) pending_req_.push_back(last_calc_);
+  if (in != parked_.end()) {
+    std::swap(chain_, in->state);
     return;
   }
-  have_time_ = in->have_time;
-  last_end_ns_ = in->last_end_ns;
-  pending_calc_ns_ = in->pending_calc_ns;
-  pending_req_.swap(in->pending_req);
-  pending_ireq_.swap(in->pending_ireq);
-  pending_lag_.swap(in->pending_lag);
-  pending_lag_ns_ = in->pending_lag_ns;
-  poll_fails_ = in->poll_fails;
-  poll_first_ns_ = in->poll_first_ns;
-  probe_lag_ns_ = in->probe_lag_ns;
-  probe_comm_ = in->probe_comm;
-  in->pending_req.clear();
-  in->pending_ireq.clear();
-  in->pending_lag.clear();
+  chain_ = ChainState{};  // a thread seen for the first time
+  chain_.have_time = rank_have_time_;
+  // Another thread's call may still be running at this start; it is not this thread's time.
+  chain_.last_end_ns = std::min(rank_last_end_ns_, start_ns);
+  if (last_calc_ != kNone) chain_.pending_req.push_back(last_calc_);
 }
 
 // Computation is the time outside MPI: the gap between the end of the thread's previous call and
@@ -83,13 +53,13 @@ void RankBuilder::account_time(const Event& e) {
   switch_thread(e.thread, e.t_start_ns);
   rank_last_end_ns_ = rank_have_time_ ? std::max(rank_last_end_ns_, e.t_end_ns) : e.t_end_ns;
   rank_have_time_ = true;
-  if (!have_time_) {
-    have_time_ = true;
-    last_end_ns_ = e.t_end_ns;
+  if (!chain_.have_time) {
+    chain_.have_time = true;
+    chain_.last_end_ns = e.t_end_ns;
     return;
   }
-  if (e.t_start_ns > last_end_ns_) pending_calc_ns_ += e.t_start_ns - last_end_ns_;
-  last_end_ns_ = std::max(last_end_ns_, e.t_end_ns);
+  if (e.t_start_ns > chain_.last_end_ns) chain_.pending_calc_ns += e.t_start_ns - chain_.last_end_ns;
+  chain_.last_end_ns = std::max(chain_.last_end_ns, e.t_end_ns);
 }
 
 // ---------------------------------------------------------------- polling
@@ -125,16 +95,16 @@ void RankBuilder::track_polling(const Event& e) {
   found_lag_ns_ = 0;
   switch (poll_outcome(e)) {
     case Poll::failed:
-      if (poll_fails_ == 0) poll_first_ns_ = e.t_start_ns;
-      ++poll_fails_;
+      if (chain_.poll_fails == 0) chain_.poll_first_ns = e.t_start_ns;
+      ++chain_.poll_fails;
       return;
     case Poll::found:
-      if (poll_fails_ > 0 && e.t_start_ns > poll_first_ns_)
-        found_lag_ns_ = (e.t_start_ns - poll_first_ns_) / poll_fails_ / 2;
-      poll_fails_ = 0;
+      if (chain_.poll_fails > 0 && e.t_start_ns > chain_.poll_first_ns)
+        found_lag_ns_ = (e.t_start_ns - chain_.poll_first_ns) / chain_.poll_fails / 2;
+      chain_.poll_fails = 0;
       return;
     case Poll::none:
-      poll_fails_ = 0;
+      chain_.poll_fails = 0;
       return;
   }
 }
@@ -142,11 +112,11 @@ void RankBuilder::track_polling(const Event& e) {
 void RankBuilder::wait_for(Ref r, uint64_t lag_ns) {
   hold(r);
   if (lag_ns == 0) {
-    pending_req_.push_back(r);
+    chain_.pending_req.push_back(r);
     return;
   }
-  pending_lag_.push_back(r);
-  pending_lag_ns_ = lag_ns;
+  chain_.pending_lag.push_back(r);
+  chain_.pending_lag_ns = lag_ns;
 }
 
 void RankBuilder::require_end(uint64_t waiter, Ref r, std::vector<uint64_t>& out) {
@@ -164,17 +134,17 @@ void RankBuilder::require_end(uint64_t waiter, Ref r, std::vector<uint64_t>& out
 }
 
 uint64_t RankBuilder::make_lag_vertex() {
-  const uint64_t v = sink_.calc(rank_, pending_lag_ns_);
+  const uint64_t v = sink_.calc(rank_, chain_.pending_lag_ns);
   ++ctx_.stats.polled_completions;
-  ctx_.stats.poll_lag_ns += pending_lag_ns_;
+  ctx_.stats.poll_lag_ns += chain_.pending_lag_ns;
   lag_scratch_.clear();
-  for (Ref r : pending_lag_) require_end(v, r, lag_scratch_);
+  for (Ref r : chain_.pending_lag) require_end(v, r, lag_scratch_);
   std::sort(lag_scratch_.begin(), lag_scratch_.end());
   lag_scratch_.erase(std::unique(lag_scratch_.begin(), lag_scratch_.end()), lag_scratch_.end());
   for (uint64_t b : lag_scratch_) sink_.requires_edge(rank_, v, b);
-  for (Ref r : pending_lag_) unhold(r);
-  pending_lag_.clear();
-  pending_lag_ns_ = 0;
+  for (Ref r : chain_.pending_lag) unhold(r);
+  chain_.pending_lag.clear();
+  chain_.pending_lag_ns = 0;
   return v;
 }
 
@@ -185,17 +155,17 @@ uint64_t RankBuilder::make_lag_vertex() {
 // of nonblocking operations begun by the previous call (irequires), and the noticing of polled
 // completions (make_lag_vertex).
 uint64_t RankBuilder::flush_calc() {
-  const uint64_t lag = pending_lag_.empty() ? kNone : make_lag_vertex();
-  uint64_t v = sink_.calc(rank_, pending_calc_ns_);
-  pending_calc_ns_ = 0;
+  const uint64_t lag = chain_.pending_lag.empty() ? kNone : make_lag_vertex();
+  uint64_t v = sink_.calc(rank_, chain_.pending_calc_ns);
+  chain_.pending_calc_ns = 0;
   last_calc_ = v;
   scratch_.clear();
-  for (Ref r : pending_req_) require_end(v, r, scratch_);
+  for (Ref r : chain_.pending_req) require_end(v, r, scratch_);
   // Waiting for a receive's start is waiting for the computation it was posted after: a receive
   // starts when that computation ends, and its message delays only its end. An irequires edge on
   // the receive vertex itself would put the message edge on the path and, in an exchange where
   // both ranks post receives before sending, close a cycle through the two messages.
-  for (Ref r : pending_ireq_) {
+  for (Ref r : chain_.pending_ireq) {
     if (!(r & kRecordBit)) continue;
     const RecvRecord& rec = records_[r & ~kRecordBit];
     if (rec.pre_calc != kNone) scratch_.push_back(rec.pre_calc);
@@ -206,14 +176,14 @@ uint64_t RankBuilder::flush_calc() {
     for (size_t j = i; j > 0 && scratch_[j - 1] > scratch_[j]; --j) std::swap(scratch_[j - 1], scratch_[j]);
   scratch_.erase(std::unique(scratch_.begin(), scratch_.end()), scratch_.end());
   for (uint64_t b : scratch_) sink_.requires_edge(rank_, v, b);
-  for (Ref r : pending_ireq_) {
+  for (Ref r : chain_.pending_ireq) {
     if (r & kRecordBit) continue;  // receives: handled above
     if (!std::binary_search(scratch_.begin(), scratch_.end(), r)) sink_.irequires_edge(rank_, v, r);
   }
-  for (Ref r : pending_req_) unhold(r);
-  for (Ref r : pending_ireq_) unhold(r);
-  pending_req_.clear();
-  pending_ireq_.clear();
+  for (Ref r : chain_.pending_req) unhold(r);
+  for (Ref r : chain_.pending_ireq) unhold(r);
+  chain_.pending_req.clear();
+  chain_.pending_ireq.clear();
   return v;
 }
 
@@ -408,11 +378,11 @@ void RankBuilder::start_nonblocking(uint64_t id, Request q, uint64_t calc) {
   bool all_created = !q.ops.empty();
   for (Ref r : q.ops) {
     if (r & kRecordBit) all_created = false;
-    pending_ireq_.push_back(r);
+    chain_.pending_ireq.push_back(r);
     hold(r);
     hold(r);  // the request's own reference
   }
-  if (!all_created && calc != kNone) pending_req_.push_back(calc);
+  if (!all_created && calc != kNone) chain_.pending_req.push_back(calc);
   q.active = true;
   bool inserted;
   Request& slot = requests_.get_or_insert(id, inserted);
@@ -428,7 +398,7 @@ void RankBuilder::start_nonblocking(uint64_t id, Request q, uint64_t calc) {
 void RankBuilder::complete(const Event& e, uint64_t call_index) {
   if (e.completions.empty()) return;  // a Test that found nothing: no dependency
   uint64_t c = flush_calc();
-  pending_req_.push_back(c);
+  chain_.pending_req.push_back(c);
   for (const trace::Completion& comp : e.completions) {
     Request* found = requests_.find(comp.request);
     if (!found) continue;  // a request we never saw started (e.g. tracing was paused)
@@ -515,8 +485,8 @@ void RankBuilder::handle_send(const Event& e, uint64_t call_index) {
   uint64_t c = flush_calc();
   Ref ack;
   Ref s = make_send(e.comm, e.peer, e.tag, e.bytes, c, call_index, is_synchronous(e.call), &ack);
-  pending_req_.push_back(s != kNone ? s : c);
-  if (ack != kNone) pending_req_.push_back(ack);
+  chain_.pending_req.push_back(s != kNone ? s : c);
+  if (ack != kNone) chain_.pending_req.push_back(ack);
 }
 
 void RankBuilder::handle_recv(const Event& e, uint64_t call_index) {
@@ -528,7 +498,7 @@ void RankBuilder::handle_recv(const Event& e, uint64_t call_index) {
   const trace::Completion* st = e.completions.empty() ? nullptr : &e.completions[0];
   Ref r = ref_of(receive_completed(e, e.peer, e.tag, e.bytes, st, c, call_index));
   // After an MPI_Iprobe loop found the message, the receive takes it: the probe's lag is its own.
-  if (r != kNone) wait_for(r, probe_comm_ == e.comm ? probe_lag_ns_ : 0);
+  if (r != kNone) wait_for(r, chain_.probe_comm == e.comm ? chain_.probe_lag_ns : 0);
 }
 
 void RankBuilder::handle_sendrecv(const Event& e, uint64_t call_index) {
@@ -545,10 +515,10 @@ void RankBuilder::handle_sendrecv(const Event& e, uint64_t call_index) {
   }
   for (Ref x : {s, r})
     if (x != kNone) {
-      pending_req_.push_back(x);
+      chain_.pending_req.push_back(x);
       hold(x);
     }
-  if (pending_req_.empty()) pending_req_.push_back(c);
+  if (chain_.pending_req.empty()) chain_.pending_req.push_back(c);
 }
 
 void RankBuilder::handle_isend_irecv(const Event& e, uint64_t call_index, bool is_send) {
@@ -601,11 +571,11 @@ void RankBuilder::handle_start(const Event& e, uint64_t call_index) {
     }
     bool created = !tmpl.ops.empty() && !(tmpl.ops[0] & kRecordBit);
     for (Ref r : tmpl.ops) {
-      pending_ireq_.push_back(r);
+      chain_.pending_ireq.push_back(r);
       hold(r);
       hold(r);
     }
-    if (!created) pending_req_.push_back(c);
+    if (!created) chain_.pending_req.push_back(c);
   }
 }
 
@@ -621,7 +591,8 @@ void RankBuilder::handle_mprobe(const Event& e, uint64_t call_index) {
   uint64_t c = flush_calc();
   const trace::Completion& st = e.completions[0];
   Ref r = ref_of(receive_completed(e, e.peer, e.tag, st.bytes, &st, c, call_index));
-  if (r != kNone) wait_for(r, e.call == Call::Improbe ? found_lag_ns_ : (probe_comm_ == e.comm ? probe_lag_ns_ : 0));
+  if (r != kNone)
+    wait_for(r, e.call == Call::Improbe ? found_lag_ns_ : (chain_.probe_comm == e.comm ? chain_.probe_lag_ns : 0));
 }
 
 void RankBuilder::on_event(const Event& e, uint64_t call_index) {
@@ -700,18 +671,18 @@ void RankBuilder::on_event(const Event& e, uint64_t call_index) {
   }
   // An MPI_Iprobe that found its message hands its lag to the receive that takes it next.
   if (e.call == Call::Iprobe && e.value != 0) {
-    probe_lag_ns_ = found_lag_ns_;
-    probe_comm_ = e.comm;
+    chain_.probe_lag_ns = found_lag_ns_;
+    chain_.probe_comm = e.comm;
   } else if (poll_outcome(e) != Poll::failed) {
-    probe_lag_ns_ = 0;
+    chain_.probe_lag_ns = 0;
   }
 }
 
 void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, const std::vector<int32_t>& members,
                                 int32_t tag, std::vector<uint64_t>& op_vertices) {
   account_time(e);
-  poll_fails_ = 0;
-  probe_lag_ns_ = 0;
+  chain_.poll_fails = 0;
+  chain_.probe_lag_ns = 0;
   uint64_t c = flush_calc();
   op_vertices.assign(schedule.ops.size(), kNone);
   for (uint32_t k = 0; k < schedule.ops.size(); ++k) {
@@ -725,16 +696,16 @@ void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, co
   }
   std::vector<uint32_t> exits = schedule.exits();
   if (trace::call_family(e.call) == Family::collective) {
-    for (uint32_t k : exits) pending_req_.push_back(op_vertices[k]);
-    if (exits.empty()) pending_req_.push_back(c);
+    for (uint32_t k : exits) chain_.pending_req.push_back(op_vertices[k]);
+    if (exits.empty()) chain_.pending_req.push_back(c);
     return;
   }
   // Nonblocking: the next computation starts once the collective has started; the completion
   // waits for its last operations.
   Request q;
   for (uint32_t k = 0; k < schedule.ops.size(); ++k)
-    if (schedule.ops[k].dep_count == 0) pending_ireq_.push_back(op_vertices[k]);
-  if (pending_ireq_.empty()) pending_req_.push_back(c);
+    if (schedule.ops[k].dep_count == 0) chain_.pending_ireq.push_back(op_vertices[k]);
+  if (chain_.pending_ireq.empty()) chain_.pending_req.push_back(c);
   for (uint32_t k : exits) q.ops.push_back(op_vertices[k]);
   if (q.ops.empty()) q.ops.push_back(c);
   q.active = true;
@@ -764,7 +735,9 @@ void RankBuilder::end_of_stream() {
   for (uint32_t idx : std::vector<uint32_t>(posted_))
     if (!records_[idx].resolved) lose_record(idx);
   release_ready();
-  if (pending_calc_ns_ > 0 || !pending_req_.empty() || !pending_ireq_.empty() || !pending_lag_.empty()) flush_calc();
+  if (chain_.pending_calc_ns > 0 || !chain_.pending_req.empty() || !chain_.pending_ireq.empty() ||
+      !chain_.pending_lag.empty())
+    flush_calc();
   // The other threads' final computations, in thread order (the chain that ended the trace first).
   std::vector<uint32_t> others;
   for (const ThreadChain& c : parked_)
@@ -772,7 +745,9 @@ void RankBuilder::end_of_stream() {
   std::sort(others.begin(), others.end());
   for (uint32_t t : others) {
     switch_thread(t, 0);  // parked: the start is not used
-    if (pending_calc_ns_ > 0 || !pending_req_.empty() || !pending_ireq_.empty() || !pending_lag_.empty()) flush_calc();
+    if (chain_.pending_calc_ns > 0 || !chain_.pending_req.empty() || !chain_.pending_ireq.empty() ||
+        !chain_.pending_lag.empty())
+      flush_calc();
   }
 }
 

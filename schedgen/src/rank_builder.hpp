@@ -115,7 +115,7 @@ class RankBuilder {
   // calc it was posted after), or, for a receive whose vertex does not exist yet, registers the
   // waiter with its record.
   void require_end(uint64_t waiter, Ref r, std::vector<uint64_t>& out);
-  // The vertex that stands for noticing pending_lag_: pending_lag_ns_ after all of it completed.
+  // The vertex that stands for noticing chain_.pending_lag: chain_.pending_lag_ns after all of it completed.
   uint64_t make_lag_vertex();
   uint64_t flush_calc();
   // Creates a send (or nothing for dropped ones) that starts after `after`; enters it for matching.
@@ -155,27 +155,24 @@ class RankBuilder {
   // The chain of the thread whose event is being handled. Each thread of a rank has its own chain
   // of calc vertices (MPI_THREAD_MULTIPLE: the threads' calls are independent except through
   // requests, which belong to the rank); the others are parked in `parked_`.
+  struct ChainState {
+    bool have_time = false;
+    uint64_t last_end_ns = 0, pending_calc_ns = 0;
+    std::vector<Ref> pending_req, pending_ireq;  // what the next calc waits for (end / start)
+    std::vector<Ref> pending_lag;                // ... and what it notices pending_lag_ns late
+    uint64_t pending_lag_ns = 0;
+    // Polling: failed polls since the last other call and the start of the first one; an
+    // MPI_Iprobe's lag for the receive that follows it on `probe_comm`.
+    uint32_t poll_fails = 0;
+    uint64_t poll_first_ns = 0, probe_lag_ns = 0, probe_comm = 0;
+  };
   uint32_t thread_ = 0;
-  bool have_time_ = false;
-  uint64_t last_end_ns_ = 0;
-  uint64_t pending_calc_ns_ = 0;
-  std::vector<Ref> pending_req_, pending_ireq_;  // what the next calc waits for (end / start)
-  std::vector<Ref> pending_lag_;                 // ... and what it notices pending_lag_ns_ late
-  uint64_t pending_lag_ns_ = 0;
-  // Polling: failed polls since the last other call, the start of the first one; the lag of the
-  // current event if it is a poll that found something; an MPI_Iprobe's lag for the receive that
-  // follows it on `probe_comm_`.
-  uint32_t poll_fails_ = 0;
-  uint64_t poll_first_ns_ = 0, found_lag_ns_ = 0, probe_lag_ns_ = 0, probe_comm_ = 0;
+  ChainState chain_;
+  uint64_t found_lag_ns_ = 0;  // the current event's lag if it is a poll that found something
 
   struct ThreadChain {
     uint32_t thread = 0;
-    bool have_time = false;
-    uint64_t last_end_ns = 0, pending_calc_ns = 0;
-    std::vector<Ref> pending_req, pending_ireq, pending_lag;
-    uint64_t pending_lag_ns = 0;
-    uint32_t poll_fails = 0;
-    uint64_t poll_first_ns = 0, probe_lag_ns = 0, probe_comm = 0;
+    ChainState state;
   };
   std::vector<ThreadChain> parked_;  // the other threads seen so far (a handful)
   // Rank-wide, for starting a thread's chain: the latest end of any call, the latest calc vertex.
