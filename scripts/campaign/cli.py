@@ -127,21 +127,34 @@ def new_campaign(argv):
     return c, args
 
 
-def prepare_step(c):
+def prepare_step(c, first_trace_only=False):
     try:
         if c.no_prediction:
             prepare.measure_parameters(c, _log)
         else:
-            prepare.prepare(c, _log)
+            prepare.prepare(c, _log, first_trace_only)
     except prepare.StepError as e:
         raise SystemExit(f"llamp-campaign: {e}")
 
 
 def run_local(c):
-    prepare_step(c)
-    _log(f"{len(c.schedule)} runs: {len(c.deltas_ns)} ΔL values x {c.reps} shuffled rounds")
-    for s in c.schedule:
-        runs.run_slot(c, s, _log)
+    # Traced runs after the first are spread over the measured rounds (prepare.interleaved_trace_slots);
+    # a campaign whose trace is settled (or given, or without prediction) only runs what is missing.
+    interleave = (not c.no_prediction and not c.given_trace and c.trace_runs > 1
+                  and not os.path.exists(c.path("trace.done.json")))
+    prepare_step(c, first_trace_only=interleave)
+    traces_before = prepare.interleaved_trace_slots(c) if interleave else {}
+    _log(f"{len(c.schedule)} runs: {len(c.deltas_ns)} ΔL values x {c.reps} shuffled rounds"
+         + (f", traced runs 2..{c.trace_runs} among them" if interleave else ""))
+    try:
+        for s in c.schedule:
+            for k in traces_before.get(s.slot, []):
+                prepare.trace_once(c, k, _log)
+            runs.run_slot(c, s, _log)
+        if interleave:
+            prepare.settle_traces(c, _log)
+    except prepare.StepError as e:
+        raise SystemExit(f"llamp-campaign: {e}")
     report.write(c, _log)
     return 0 if not [s for s in c.schedule if not runs.slot_done(runs.load_records(c), s.slot)] else 3
 

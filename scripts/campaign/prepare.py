@@ -113,7 +113,7 @@ def median_trace(campaign):
             "traced_runtime_ns": runtimes[kept - 1], "traced_runtimes_ns": runtimes}
 
 
-def _trace_once(campaign, k, log):
+def trace_once(campaign, k, log):
     """Traced run k at ΔL = 0, skipped when a resumed campaign already finished it."""
     trace_dir, runtime_dir = trace_run_dirs(campaign, k)
     done = trace_dir + ".done"
@@ -137,9 +137,11 @@ def _trace_once(campaign, k, log):
     log(f"trace {k}/{campaign.trace_runs}: {trace_dir} (traced run {traced_runtime / 1e9:.4f} s)")
 
 
-def trace_application(campaign, log=print):
+def trace_application(campaign, log=print, first_only=False):
     """(b) K traced runs at ΔL = 0 (--trace-runs); the one with the median runtime is modelled.
-    The timer library runs too, so the tracing overhead shows in the report."""
+    The timer library runs too, so the tracing overhead shows in the report. With first_only,
+    only trace 1 runs now and its folder is returned (provisional: run_local spreads the others
+    over the measured rounds and settles the choice with settle_traces)."""
     done = campaign.path("trace.done.json")
     if os.path.exists(done):
         return trace_location(campaign)
@@ -147,15 +149,54 @@ def trace_application(campaign, log=print):
         with open(done, "w") as f:
             json.dump({"trace_dir": os.path.abspath(campaign.given_trace), "given": True}, f)
         return campaign.given_trace
+    if first_only:
+        trace_once(campaign, 1, log)
+        return trace_run_dirs(campaign, 1)[0]
     for k in range(1, campaign.trace_runs + 1):
-        _trace_once(campaign, k, log)
+        trace_once(campaign, k, log)
+    return _keep_median_trace(campaign, log)["trace_dir"]
+
+
+def _keep_median_trace(campaign, log, interleaved=False):
     chosen = median_trace(campaign)
+    chosen["interleaved"] = interleaved
+    done = campaign.path("trace.done.json")
     with open(done + ".tmp", "w") as f:
         json.dump(chosen, f, indent=2)
     os.replace(done + ".tmp", done)
     log(f"trace: keeping trace-{chosen['kept_trace']} (median of "
         f"{', '.join(f'{t / 1e9:.4f}' for t in chosen['traced_runtimes_ns'])} s)")
-    return chosen["trace_dir"]
+    return chosen
+
+
+def interleaved_trace_slots(campaign):
+    """Local mode: before which schedule slot each traced run after the first happens, {slot: [k]}.
+    Traces 2..K are spread evenly over the measured runs, so a machine that drifts during the
+    campaign (this VM's runs at ΔL = 0 went from 0.67 s in the first rounds to 0.78 s in the
+    last) affects the traced runs as it affects the measured ones; all K traced runs before the
+    first measured one made the kept trace systematically faster than the runs it predicts."""
+    k_total, n = campaign.trace_runs, len(campaign.schedule)
+    slots = {}
+    for k in range(2, k_total + 1):
+        slots.setdefault(min(round((k - 1) * n / k_total), max(n - 1, 0)), []).append(k)
+    return slots
+
+
+def settle_traces(campaign, log=print):
+    """After the measured runs of an interleaved campaign: any traced run still missing (a resumed
+    campaign), the median choice, and the graph and analysis again if the kept trace is not the
+    provisional trace 1 they were built from."""
+    if os.path.exists(campaign.path("trace.done.json")):
+        return
+    for k in range(1, campaign.trace_runs + 1):
+        trace_once(campaign, k, log)
+    chosen = _keep_median_trace(campaign, log, interleaved=True)
+    if chosen["kept_trace"] != 1:
+        for name in ("app.goal", "analysis.json"):
+            if os.path.exists(campaign.path(name)):
+                os.remove(campaign.path(name))
+        build_graph(campaign, log)
+        analyze(campaign, log)
 
 
 def trace_location(campaign):
@@ -163,13 +204,13 @@ def trace_location(campaign):
         return json.load(f)["trace_dir"]
 
 
-def build_graph(campaign, log=print):
-    """(c1) llamp schedgen TRACE -o app.goal."""
+def build_graph(campaign, log=print, trace_dir=None):
+    """(c1) llamp schedgen TRACE -o app.goal (TRACE: the kept trace unless given)."""
     goal = campaign.path("app.goal")
     if os.path.exists(goal):
         return goal
     _require(campaign.tools.llamp, "the llamp CLI")
-    cmd = [campaign.tools.llamp, "schedgen", trace_location(campaign), "-o", goal + ".tmp.goal"] + list(
+    cmd = [campaign.tools.llamp, "schedgen", trace_dir or trace_location(campaign), "-o", goal + ".tmp.goal"] + list(
         campaign.schedgen_args)
     _run_step(campaign, "schedgen", cmd, dict(os.environ), attempts=1)
     os.replace(goal + ".tmp.goal", goal)
@@ -212,9 +253,9 @@ def analyze(campaign, log=print):
     return target
 
 
-def prepare(campaign, log=print):
+def prepare(campaign, log=print, first_trace_only=False):
     # The graph comes first so `--o-size auto` can read the application's message sizes.
-    trace_application(campaign, log)
-    build_graph(campaign, log)
+    trace_dir = trace_application(campaign, log, first_trace_only)
+    build_graph(campaign, log, trace_dir)
     measure_parameters(campaign, log)
     analyze(campaign, log)

@@ -59,6 +59,7 @@ def build(campaign):
                                               [] if result["traced_runtime_ns"] is None else [result["traced_runtime_ns"]])
     result["kept_trace"] = traced.get("kept_trace")
     result["trace_dir"] = traced.get("trace_dir")
+    result["traces_interleaved"] = bool(traced.get("interleaved"))
     if pred and measured_rows:
         measured = [r["mean_ns"] for r in measured_rows]
         predicted = [r["predicted_ns"] for r in measured_rows]
@@ -197,6 +198,8 @@ def markdown(campaign, result):
         if len(result["traced_runtimes_ns"]) > 1:
             kept = (f" Kept trace-{result['kept_trace']}, the median of {len(result['traced_runtimes_ns'])} traced "
                     f"runs: " + ", ".join(f"{_s(t)}" for t in result["traced_runtimes_ns"]) + " s.")
+            if result.get("traces_interleaved"):
+                kept += " Trace 1 ran before the measured runs, the others evenly spread among them."
         lines += [f"Traced run: {_s(result['traced_runtime_ns'])} s{overhead}.{kept}", ""]
     lines += ["| ΔL | runs ok / attempts | measured mean [s] | std [s] | CV | predicted [s] | error | λ_L | ρ_L |",
               "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]

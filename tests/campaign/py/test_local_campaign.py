@@ -15,6 +15,14 @@ def injector_prefix():
     return p if os.path.exists(os.path.join(p, "lib", "libmpich.so.12")) else ""
 
 
+def report_records(out):
+    """The record.json of every measured run attempt."""
+    runs_dir = os.path.join(out, "runs")
+    for name in sorted(os.listdir(runs_dir)):
+        with open(os.path.join(runs_dir, name, "record.json")) as f:
+            yield json.load(f)
+
+
 class LocalCampaignTest(unittest.TestCase):
     def test_tiny_campaign(self):
         out = os.path.join(temp_dir(self), "c")
@@ -41,6 +49,12 @@ class LocalCampaignTest(unittest.TestCase):
         self.assertEqual(report["traced_runtime_ns"], sorted(report["traced_runtimes_ns"])[1])
         self.assertEqual(report["traced_runtimes_ns"][report["kept_trace"] - 1], report["traced_runtime_ns"])
         self.assertEqual(report["trace_dir"], os.path.join(out, f"trace-{report['kept_trace']}"))
+        # Traces 2 and 3 ran among the measured runs, not before them.
+        self.assertTrue(report["traces_interleaved"])
+        started = sorted(r["started_unix"] for r in report_records(out))
+        for k in (2, 3):
+            done_at = os.path.getmtime(os.path.join(out, f"trace-{k}.done"))
+            self.assertTrue(started[0] < done_at < started[-1], (k, done_at, started))
         self.assertGreaterEqual(report["rrmse"], 0)
         self.assertEqual(len(report["tolerance"]), 3)
         for name in ("params.json", "analysis.json", "app.goal", "report.md", "runs.csv", "summary.csv",

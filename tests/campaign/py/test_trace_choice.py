@@ -63,6 +63,30 @@ class TraceChoiceTest(unittest.TestCase):
         self.assertEqual(prepare.trace_application(c, log=lambda msg: None), c.path("trace-1"))
         self.assertEqual(prepare.trace_location(c), c.path("trace-1"))
 
+    def test_traced_runs_after_the_first_are_spread_over_the_measured_runs(self):
+        c = config.Campaign(out_dir=temp_dir(self), app=["a"], ranks=2, deltas_ns=[0.0, 1e4, 2e4], reps=8,
+                            trace_runs=3)
+        c.schedule = list(range(24))  # only its length matters here
+        self.assertEqual(prepare.interleaved_trace_slots(c), {8: [2], 16: [3]})
+        c.trace_runs = 1
+        self.assertEqual(prepare.interleaved_trace_slots(c), {})
+        c.trace_runs, c.schedule = 4, list(range(2))  # more traces than room: some share a slot
+        self.assertEqual(prepare.interleaved_trace_slots(c), {0: [2], 1: [3, 4]})
+
+    def test_settling_an_interleaved_campaign_keeps_the_median_and_says_so(self):
+        # Trace 1 is the median: the provisional graph stays (no llamp run needed).
+        c = self.campaign([150, 180, 120])
+        for k in (1, 2, 3):
+            os.makedirs(prepare.trace_run_dirs(c, k)[0])
+            open(prepare.trace_run_dirs(c, k)[0] + ".done", "w").close()
+        prepare.settle_traces(c, log=lambda msg: None)
+        with open(c.path("trace.done.json")) as f:
+            done = json.load(f)
+        self.assertEqual(done["kept_trace"], 1)
+        self.assertTrue(done["interleaved"])
+        self.assertIn("Trace 1 ran before the measured runs, the others evenly spread among them.",
+                      report.markdown(c, report.build(c)))
+
     def test_report_lists_every_traced_runtime(self):
         c = self.campaign([192, 128, 150])
         with open(c.path("trace.done.json"), "w") as f:
