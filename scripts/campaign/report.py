@@ -60,6 +60,10 @@ def build(campaign):
     result["kept_trace"] = traced.get("kept_trace")
     result["trace_dir"] = traced.get("trace_dir")
     result["traces_interleaved"] = bool(traced.get("interleaved"))
+    # The prediction's computation times are one traced run's: their spread over the K traced runs
+    # is noise the prediction inherits, which the noise floor of the measured means does not show.
+    runtimes = result["traced_runtimes_ns"]
+    result["traced_runtime_cv"] = stats.sample_std(runtimes) / stats.mean(runtimes) if len(runtimes) >= 2 else None
     if pred and measured_rows:
         measured = [r["mean_ns"] for r in measured_rows]
         predicted = [r["predicted_ns"] for r in measured_rows]
@@ -200,6 +204,8 @@ def markdown(campaign, result):
                     f"runs: " + ", ".join(f"{_s(t)}" for t in result["traced_runtimes_ns"]) + " s.")
             if result.get("traces_interleaved"):
                 kept += " Trace 1 ran before the measured runs, the others evenly spread among them."
+            kept += (f" Their spread (CV {100 * result['traced_runtime_cv']:.2f} %) is noise the prediction "
+                     f"inherits through the kept run's computation times.")
         lines += [f"Traced run: {_s(result['traced_runtime_ns'])} s{overhead}.{kept}", ""]
     lines += ["| ΔL | runs ok / attempts | measured mean [s] | std [s] | CV | predicted [s] | error | λ_L | ρ_L |",
               "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]

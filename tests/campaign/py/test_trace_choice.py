@@ -97,6 +97,9 @@ class TraceChoiceTest(unittest.TestCase):
         self.assertEqual(result["traced_runtime_ns"], 150_000_000)
         self.assertIn("Kept trace-3, the median of 3 traced runs: 0.19200, 0.12800, 0.15000 s.",
                       report.markdown(c, result))
+        # sample std of 192, 128, 150 ms = 32.52 ms over a mean of 156.67 ms
+        self.assertAlmostEqual(result["traced_runtime_cv"], 0.20756, places=4)
+        self.assertIn("Their spread (CV 20.76 %) is noise the prediction inherits", report.markdown(c, result))
 
 
 if __name__ == "__main__":
