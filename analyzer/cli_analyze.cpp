@@ -13,6 +13,7 @@
 #include "llamp/analyzer/lp_analysis.hpp"
 #include "llamp/analyzer/lp_cli.hpp"
 #include "llamp/analyzer/placement.hpp"
+#include "llamp/analyzer/poll_lag.hpp"
 #include "llamp/analyzer/topology.hpp"
 #include "llamp/error.hpp"
 #include "llamp/graph_io.hpp"
@@ -27,7 +28,8 @@ struct AnalyzeArgs {
   std::map<std::string, std::string> flags;  // LogGP flag → value
   std::string range = "0:100us", step, tolerance = "1,2,5";
   bool no_path = false;
-  std::string solver = "native";  // native | clp (the LP route, lp_analysis.hpp)
+  std::string solver = "native";      // native | clp (the LP route, lp_analysis.hpp)
+  std::string poll_lag = "resolved";  // resolved | cap (poll_lag.hpp)
   size_t top = 10;
   // Heterogeneous models.
   std::string node_map, L_intra, G_intra, L_matrix, G_matrix;
@@ -130,9 +132,12 @@ void run_analyze(const AnalyzeArgs& a) {
     fmt::print(stderr, "llamp: note: g = {} ns is not part of the path model (as in LLAMP's LP); it is ignored\n",
                p.g_ns);
 
-  const graph::Graph g = graph::load_graph(a.graph);
+  graph::Graph g = graph::load_graph(a.graph);
   NodeMap nodes;
   NetworkModel model = build_model(a, p, g, &nodes);
+  if (a.poll_lag != "resolved" && a.poll_lag != "cap")
+    throw Error(fmt::format("--poll-lag {}: expected 'resolved' or 'cap'", a.poll_lag));
+  const PollLagResolution lags = a.poll_lag == "resolved" ? resolve_poll_lags(g, model) : PollLagResolution{};
   Engine engine(g, std::move(model));
 
   AnalyzeOptions opt;
@@ -145,6 +150,15 @@ void run_analyze(const AnalyzeArgs& a) {
 
   Analysis result = a.solver == "clp" ? analyze_lp(g, engine.model(), opt) : analyze(engine, opt);
   nlohmann::json report = to_json(result, g);
+  if (!g.poll_lags.empty()) {
+    uint64_t lag_ns = 0;
+    for (graph::VertexId v : g.poll_lags) lag_ns += g.value[v];
+    report["poll_lags"] = {{"mode", a.poll_lag}, {"vertices", g.poll_lags.size()}, {"lag_ns", lag_ns}};
+    if (a.poll_lag == "resolved") {
+      report["poll_lags"]["cap_ns"] = lags.cap_ns;
+      report["poll_lags"]["at_cap"] = lags.capped;
+    }
+  }
 
   if (!a.topology.empty())
     report["topology"] = topology_report(engine, parse_topology(a.topology), opt.tolerance_percent, result.T);
@@ -197,6 +211,9 @@ void register_cli(CLI::App& app) {
   sub->add_option("--measured", args->measured,
                   "CSV of measured runtimes (delta_L_ns,T_ns) to overlay on --plot (RRMSE)");
   sub->add_flag("--no-path", args->no_path, "skip the critical path report");
+  sub->add_option("--poll-lag", args->poll_lag,
+                  "polled completions (schedgen, 'Polling'): 'resolved' (default) lags each by min(half its polling "
+                  "period, its slack at L0), exact at L0; 'cap' by half the period everywhere");
   sub->add_option("--solver", args->solver, "native (default) or clp: the paper's LP route solved by COIN-OR Clp")
       ->check(CLI::IsMember({"native", "clp"}));
   sub->add_option("--top", args->top, "how many vertices / pairs to list (default 10)");

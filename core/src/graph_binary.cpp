@@ -65,6 +65,7 @@ uint64_t BinaryGraphWriter::add_vertex(uint32_t rank, uint32_t kind, uint64_t va
 }
 
 uint64_t BinaryGraphWriter::calc(uint32_t rank, uint64_t cost_ns) { return add_vertex(rank, 0, cost_ns, 0, 0); }
+uint64_t BinaryGraphWriter::poll_lag(uint32_t rank, uint64_t cap_ns) { return add_vertex(rank, 3, cap_ns, 0, 0); }
 uint64_t BinaryGraphWriter::send(uint32_t rank, uint64_t bytes, uint32_t dst, int32_t tag) {
   return add_vertex(rank, 1, bytes, dst, tag);
 }
@@ -245,7 +246,11 @@ Graph load_binary(const std::string& path) {
     const uint64_t off = h.vertices_offset + kVertexRecord * v;
     const char* rec = file.data() + off;
     uint32_t kind = load<uint32_t>(rec + 12);
-    if (kind > 2) fail(off + 12, fmt::format("vertex {} has unknown kind {}", v, kind));
+    if (kind > 3) fail(off + 12, fmt::format("vertex {} has unknown kind {}", v, kind));
+    if (kind == 3) {  // a calc standing for a polling lag (docs/FORMATS.md)
+      g.poll_lags.push_back(static_cast<VertexId>(v));
+      kind = 0;
+    }
     g.kind[v] = static_cast<VertexKind>(kind);
     g.value[v] = load<uint64_t>(rec);
     g.tag[v] = load<int32_t>(rec + 8);

@@ -23,6 +23,7 @@ struct InMemoryGraphBuilder::Impl {
     std::vector<uint64_t> peer_local;  // the partner's local id once paired
     std::vector<uint32_t> line;
     std::vector<std::pair<uint64_t, uint64_t>> edges;  // (after, before | irequires flag)
+    std::vector<uint64_t> poll_lags;                   // local ids of polling-lag calcs
   };
   static constexpr uint64_t kIRequiresFlag = uint64_t{1} << 63;
 
@@ -84,6 +85,12 @@ void InMemoryGraphBuilder::begin(uint32_t num_ranks) {
 
 uint64_t InMemoryGraphBuilder::calc(uint32_t rank, uint64_t cost_ns) {
   return impl_->add(rank, VertexKind::Calc, cost_ns, kAnySource, 0);
+}
+
+uint64_t InMemoryGraphBuilder::poll_lag(uint32_t rank, uint64_t cap_ns) {
+  const uint64_t id = calc(rank, cap_ns);
+  impl_->ranks[rank].poll_lags.push_back(id);
+  return id;
 }
 
 uint64_t InMemoryGraphBuilder::send(uint32_t rank, uint64_t bytes, uint32_t dst, int32_t tag) {
@@ -241,6 +248,7 @@ Graph InMemoryGraphBuilder::take() {
       if (any_lines) g.source_line.push_back(rk.line.empty() ? 0 : rk.line[v]);
     }
     for (auto& [after, before] : rk.edges) ++g.pred_begin[base + after + 1];
+    for (uint64_t v : rk.poll_lags) g.poll_lags.push_back(static_cast<VertexId>(base + v));
     // Free rank data as we go so peak memory stays near one copy of the graph.
     std::vector<VertexKind>().swap(rk.kind);
     std::vector<uint64_t>().swap(rk.value);

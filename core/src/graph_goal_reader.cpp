@@ -12,6 +12,7 @@
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "llamp/graph_io.hpp"
@@ -34,6 +35,9 @@ class Lexer {
   [[noreturn]] void fail(uint32_t line, const std::string& what) const {
     throw Error(fmt::format("{}:{}: {}", name_, line, what));
   }
+
+  // Whether `line` carried the polling-lag marker (GraphSink::poll_lag); each marker counts once.
+  bool take_poll_lag_marker(uint32_t line) { return poll_lag_lines_.erase(line) > 0; }
 
   Token next() {
     skip_space_and_comments();
@@ -72,6 +76,7 @@ class Lexer {
       } else if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
         ++pos_;
       } else if (c == '/' && pos_ + 1 < s_.size() && s_[pos_ + 1] == '/') {
+        if (s_.substr(pos_).starts_with(kGoalPollLagMarker)) poll_lag_lines_.insert(line_);
         while (pos_ < s_.size() && s_[pos_] != '\n') ++pos_;
       } else if (c == '/' && pos_ + 1 < s_.size() && s_[pos_ + 1] == '*') {
         uint32_t open_line = line_;
@@ -92,6 +97,7 @@ class Lexer {
   const std::string& name_;
   size_t pos_ = 0;
   uint32_t line_ = 1;
+  std::unordered_set<uint32_t> poll_lag_lines_;  // lines with a kGoalPollLagMarker comment
 };
 
 class Parser {
@@ -251,7 +257,7 @@ class Parser {
       Token t = take_word("a calc time");
       uint64_t cost = to_uint(t, "calc time", std::numeric_limits<uint64_t>::max());
       if (optional_field("cpu", v)) to_uint(v, "cpu", std::numeric_limits<uint32_t>::max());
-      return builder_.calc(rank, cost);
+      return lex_.take_poll_lag_marker(t.line) ? builder_.poll_lag(rank, cost) : builder_.calc(rank, cost);
     }
     if (op.text != "send" && op.text != "recv") unexpected(op, "send, recv or calc");
     bool is_send = op.text == "send";

@@ -31,6 +31,14 @@ uint64_t GoalTextWriter::calc(uint32_t rank, uint64_t cost_ns) {
   return id;
 }
 
+// GOAL has no polling lag: a plain calc of the cap (what LogGOPSim will use), marked by a
+// trailing comment that llamp's reader turns back into a polling lag (docs/FORMATS.md).
+uint64_t GoalTextWriter::poll_lag(uint32_t rank, uint64_t cap_ns) {
+  uint64_t id = next_id(rank);
+  spool_->append(rank, fmt::format("l{}: calc {} {}\n", id, cap_ns, kGoalPollLagMarker));
+  return id;
+}
+
 uint64_t GoalTextWriter::add_comm(uint32_t rank, bool is_send, uint32_t peer_rank, int32_t tag) {
   if (peer_rank >= num_ranks_)
     throw Error(

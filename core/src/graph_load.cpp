@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -26,7 +27,10 @@ void write_graph(const Graph& g, GraphSink& sink) {
       // use (GOAL) are satisfied whatever order the producer used.
       switch (g.kind[v]) {
         case VertexKind::Calc:
-          sink.calc(r, g.value[v]);
+          if (std::binary_search(g.poll_lags.begin(), g.poll_lags.end(), static_cast<VertexId>(v)))
+            sink.poll_lag(r, g.value[v]);
+          else
+            sink.calc(r, g.value[v]);
           break;
         case VertexKind::Send:
           sink.send(r, g.value[v], g.rank_of(g.peer[v]), g.tag[v]);

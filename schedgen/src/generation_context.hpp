@@ -63,6 +63,10 @@ class CountingSink final : public graph::GraphSink {
     ++stats_.calc_vertices;
     return target_ ? target_->calc(r, ns) : next_[r]++;
   }
+  uint64_t poll_lag(uint32_t r, uint64_t cap_ns) override {
+    ++stats_.calc_vertices;
+    return target_ ? target_->poll_lag(r, cap_ns) : next_[r]++;
+  }
   uint64_t send(uint32_t r, uint64_t bytes, uint32_t dst, int32_t tag) override {
     ++stats_.send_vertices;
     return target_ ? target_->send(r, bytes, dst, tag) : next_[r]++;

@@ -134,7 +134,7 @@ void RankBuilder::require_end(uint64_t waiter, Ref r, std::vector<uint64_t>& out
 }
 
 uint64_t RankBuilder::make_lag_vertex() {
-  const uint64_t v = sink_.calc(rank_, chain_.pending_lag_ns);
+  const uint64_t v = sink_.poll_lag(rank_, chain_.pending_lag_ns);
   ++ctx_.stats.polled_completions;
   ctx_.stats.poll_lag_ns += chain_.pending_lag_ns;
   lag_scratch_.clear();

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "llamp/analyzer/analysis.hpp"
+#include "llamp/analyzer/poll_lag.hpp"
 #include "llamp/graph_io.hpp"
 
 using namespace llamp;
@@ -215,4 +216,45 @@ TEST(Engine, BinaryAndTextGiveTheSameRuntime) {
   Engine e2(b, homogeneous_model(params(700, 30, 2)));
   EXPECT_DOUBLE_EQ(e1.at_L(700).T, e2.at_L(700).T);
   std::filesystem::remove(path);
+}
+
+// A polled receive (schedgen, "Polling"): rank 0 posts its receive after c0 (10 ns), computes
+// its polling loop c1 (100 ns), and goes on (c2) once the loop ended and it noticed the message.
+// Rank 1 sends after c3 (30 ns). With o = 0, G = 0 the message arrives at 30 + L; the lag's cap
+// is 20 ns.
+TEST(PollLag, ResolvedAtL0ExactThereAndLateBeyond) {
+  auto build = [] {
+    graph::InMemoryGraphBuilder b;
+    b.begin(2);
+    const uint64_t c0 = b.calc(0, 10), r = b.recv(0, 8, 1, 0), c1 = b.calc(0, 100), lag = b.poll_lag(0, 20),
+                   c2 = b.calc(0, 5);
+    b.requires_edge(0, r, c0);
+    b.requires_edge(0, c1, c0);
+    b.requires_edge(0, lag, r);
+    b.requires_edge(0, c2, c1);
+    b.requires_edge(0, c2, lag);
+    const uint64_t c3 = b.calc(1, 30), s = b.send(1, 8, 0, 0);
+    b.requires_edge(1, s, c3);
+    b.finish();
+    return b.take();
+  };
+  LogGP p;
+  p.L_ns = 50;  // arrival at 80: the loop ends at 110, 30 ns of slack
+  p.S_bytes = UINT64_MAX;
+  graph::Graph g = build();
+  ASSERT_EQ(g.poll_lags.size(), 1u);
+  const PollLagResolution r = resolve_poll_lags(g, homogeneous_model(p));
+  EXPECT_EQ(g.value[g.poll_lags[0]], 20u);  // slack 30 ≥ cap 20: the cap
+  EXPECT_EQ(r.capped, 1u);
+  Engine e(g, homogeneous_model(p));
+  EXPECT_DOUBLE_EQ(e.at_L(50).T, 115);   // the loop's end: 10 + 100 + 5
+  EXPECT_DOUBLE_EQ(e.at_L(150).T, 205);  // arrival 180 + lag 20 + 5
+
+  p.L_ns = 70;  // arrival at 100: 10 ns of slack
+  g = build();
+  resolve_poll_lags(g, homogeneous_model(p));
+  EXPECT_EQ(g.value[g.poll_lags[0]], 10u);
+  Engine f(g, homogeneous_model(p));
+  EXPECT_DOUBLE_EQ(f.at_L(70).T, 115);   // still exactly the traced loop at L0
+  EXPECT_DOUBLE_EQ(f.at_L(170).T, 215);  // arrival 200 + lag 10 + 5
 }

@@ -39,6 +39,7 @@ void expect_same_graph(const Graph& a, const Graph& b) {
   EXPECT_EQ(a.value, b.value);
   EXPECT_EQ(a.tag, b.tag);
   EXPECT_EQ(a.peer, b.peer);
+  EXPECT_EQ(a.poll_lags, b.poll_lags);
   ASSERT_EQ(a.num_vertices(), b.num_vertices());
   for (VertexId v = 0; v < a.num_vertices(); ++v) {
     auto pa = a.preds(v), pb = b.preds(v);
@@ -150,10 +151,16 @@ TEST(GraphIo, TextBinaryRoundTrip) {
   Graph g = parse_goal(R"(num_ranks 3
 rank 0 { a: calc 7  b: send 100b to 1 tag 3  c: send 0b to 2 tag 0  d: recv 9b from 2 tag 1
          b requires a  c irequires b  d requires a }
-rank 1 { x: recv 100b from 0 tag 3  y: calc 12  y requires x }
+rank 1 { x: recv 100b from 0 tag 3  y: calc 12  y requires x
+         z: calc 5 // llamp:poll-lag
+         w: calc 6 // not a marker
+         z requires x  w requires z }
 rank 2 { p: recv 0b from -1 tag -1  q: send 9b to 0 tag 1  q requires p }
 )",
                        "rt.goal");
+  // The polling-lag marker survives both formats (a plain calc of its cap to other GOAL readers).
+  ASSERT_EQ(g.poll_lags, (std::vector<VertexId>{g.global_id(1, 2)}));
+  EXPECT_EQ(g.value[g.poll_lags[0]], 5u);
   auto bin = temp_path("rt.lgr");
   {
     BinaryGraphWriter w(bin.string());

@@ -68,6 +68,10 @@ struct Graph {
   std::vector<uint64_t> pred_begin;
   std::vector<uint32_t> pred;
 
+  // Calc vertices that stand for noticing a polled completion late (schedgen, "Polling"), in id
+  // order: their value is a cap, resolved by the analyzer at L0 (resolve_poll_lags).
+  std::vector<VertexId> poll_lags;
+
   // Where the graph came from, for error messages ("app.goal", "app.lgr").
   std::string source;
   // Optional: the line each vertex was defined on (GOAL input); empty otherwise.

@@ -34,6 +34,7 @@ class GoalTextWriter final : public GraphSink {
   ~GoalTextWriter() override;
   void begin(uint32_t num_ranks) override;
   uint64_t calc(uint32_t rank, uint64_t cost_ns) override;
+  uint64_t poll_lag(uint32_t rank, uint64_t cap_ns) override;
   uint64_t send(uint32_t rank, uint64_t bytes, uint32_t dst, int32_t tag) override;
   uint64_t recv(uint32_t rank, uint64_t bytes, uint32_t src, int32_t tag) override;
   void requires_edge(uint32_t rank, uint64_t after, uint64_t before) override;
@@ -60,6 +61,10 @@ class GoalTextWriter final : public GraphSink {
   bool finished_ = false;
 };
 
+// The comment that marks a GOAL calc as a polling lag (GraphSink::poll_lag); it must follow the
+// calc's time on the same line.
+inline constexpr const char* kGoalPollLagMarker = "// llamp:poll-lag";
+
 // Reads LogGOPSim GOAL text from any producer (llamp, LLAMP's or LogGOPSim's Schedgen): comments,
 // labels, wildcard (-1) sources and tags (matched as InMemoryGraphBuilder::match_fifo documents),
 // and cpu/nic fields (accepted, not modelled). Malformed input throws llamp::Error "path:line: ...".
@@ -77,6 +82,7 @@ class BinaryGraphWriter final : public GraphSink {
   ~BinaryGraphWriter() override;
   void begin(uint32_t num_ranks) override;
   uint64_t calc(uint32_t rank, uint64_t cost_ns) override;
+  uint64_t poll_lag(uint32_t rank, uint64_t cap_ns) override;
   uint64_t send(uint32_t rank, uint64_t bytes, uint32_t dst, int32_t tag) override;
   uint64_t recv(uint32_t rank, uint64_t bytes, uint32_t src, int32_t tag) override;
   void requires_edge(uint32_t rank, uint64_t after, uint64_t before) override;

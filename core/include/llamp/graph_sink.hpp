@@ -20,6 +20,10 @@ class GraphSink {
   virtual ~GraphSink();
   virtual void begin(uint32_t num_ranks) = 0;
   virtual uint64_t calc(uint32_t rank, uint64_t cost_ns) = 0;
+  // A calc that stands for noticing a polled completion late (schedgen, "Polling"): at most
+  // `cap_ns`, resolved by the analyzer against the model's slack at L0 (docs/analyzer.md,
+  // "Polling lag"). Formats without the notion store a plain calc of cap_ns.
+  virtual uint64_t poll_lag(uint32_t rank, uint64_t cap_ns) { return calc(rank, cap_ns); }
   virtual uint64_t send(uint32_t rank, uint64_t bytes, uint32_t dst, int32_t tag) = 0;
   virtual uint64_t recv(uint32_t rank, uint64_t bytes, uint32_t src, int32_t tag) = 0;
   // `after` starts when `before` ends.
@@ -38,6 +42,7 @@ class InMemoryGraphBuilder final : public GraphSink {
   ~InMemoryGraphBuilder() override;
   void begin(uint32_t num_ranks) override;
   uint64_t calc(uint32_t rank, uint64_t cost_ns) override;
+  uint64_t poll_lag(uint32_t rank, uint64_t cap_ns) override;
   uint64_t send(uint32_t rank, uint64_t bytes, uint32_t dst, int32_t tag) override;
   uint64_t recv(uint32_t rank, uint64_t bytes, uint32_t src, int32_t tag) override;
   void requires_edge(uint32_t rank, uint64_t after, uint64_t before) override;
