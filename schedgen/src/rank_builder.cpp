@@ -95,6 +95,11 @@ void RankBuilder::track_polling(const Event& e) {
   found_lag_ns_ = 0;
   switch (poll_outcome(e)) {
     case Poll::failed:
+      if (chain_.poll_fails == 0 && e.call == Call::Iprobe) {
+        // The computation before an MPI_Iprobe loop ends here; the loop's own is the next calc.
+        chain_.probe_loop_calc = flush_calc();
+        chain_.pending_req.push_back(chain_.probe_loop_calc);
+      }
       if (chain_.poll_fails == 0) chain_.poll_first_ns = e.t_start_ns;
       ++chain_.poll_fails;
       return;
@@ -494,11 +499,15 @@ void RankBuilder::handle_recv(const Event& e, uint64_t call_index) {
     ++ctx_.stats.proc_null_ops;
     return;
   }
+  // After an MPI_Iprobe loop found the message, this receive takes it. It is posted where the loop
+  // began, so the message may arrive during the loop as it did; the rank goes on once the loop
+  // ended and it noticed the message (the probe's lag).
+  const bool probed = chain_.probe_comm == e.comm && chain_.probe_lag_ns > 0 && chain_.probe_loop_calc != kNone;
   uint64_t c = flush_calc();
   const trace::Completion* st = e.completions.empty() ? nullptr : &e.completions[0];
-  Ref r = ref_of(receive_completed(e, e.peer, e.tag, e.bytes, st, c, call_index));
-  // After an MPI_Iprobe loop found the message, the receive takes it: the probe's lag is its own.
-  if (r != kNone) wait_for(r, chain_.probe_comm == e.comm ? chain_.probe_lag_ns : 0);
+  Ref r = ref_of(receive_completed(e, e.peer, e.tag, e.bytes, st, probed ? chain_.probe_loop_calc : c, call_index));
+  if (r != kNone) wait_for(r, probed ? chain_.probe_lag_ns : 0);
+  if (probed) chain_.pending_req.push_back(c);
 }
 
 void RankBuilder::handle_sendrecv(const Event& e, uint64_t call_index) {
@@ -675,6 +684,7 @@ void RankBuilder::on_event(const Event& e, uint64_t call_index) {
     chain_.probe_comm = e.comm;
   } else if (poll_outcome(e) != Poll::failed) {
     chain_.probe_lag_ns = 0;
+    chain_.probe_loop_calc = kNone;
   }
 }
 
@@ -683,6 +693,7 @@ void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, co
   account_time(e);
   chain_.poll_fails = 0;
   chain_.probe_lag_ns = 0;
+  chain_.probe_loop_calc = kNone;
   uint64_t c = flush_calc();
   op_vertices.assign(schedule.ops.size(), kNone);
   for (uint32_t k = 0; k < schedule.ops.size(); ++k) {

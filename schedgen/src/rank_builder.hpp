@@ -162,9 +162,12 @@ class RankBuilder {
     std::vector<Ref> pending_lag;                // ... and what it notices pending_lag_ns late
     uint64_t pending_lag_ns = 0;
     // Polling: failed polls since the last other call and the start of the first one; an
-    // MPI_Iprobe's lag for the receive that follows it on `probe_comm`.
+    // MPI_Iprobe's lag for the receive that follows it on `probe_comm`, and the calc before the
+    // MPI_Iprobe loop (that receive is modelled as posted there, so the message can arrive while
+    // the loop runs, as it did).
     uint32_t poll_fails = 0;
     uint64_t poll_first_ns = 0, probe_lag_ns = 0, probe_comm = 0;
+    uint64_t probe_loop_calc = kNone;
   };
   uint32_t thread_ = 0;
   ChainState chain_;

@@ -132,7 +132,8 @@ TEST(SchedgenP2P, PolledCompletionIsNoticedHalfAPollingPeriodLate) {
   EXPECT_EQ(st.polled_completions, 0u);
 }
 
-// An MPI_Iprobe loop that found a message hands its lag to the receive that takes the message.
+// An MPI_Iprobe loop that found a message hands its lag to the receive that takes the message, and
+// that receive counts as posted at the loop's start: the message arrived while the loop ran.
 TEST(SchedgenP2P, IprobeLoopLagGoesToTheReceiveThatFollows) {
   TraceSpec t(2);
   t[0].add(Call::Iprobe).value = 0;  // polls start at 0 and 50, found at 100: period 50
@@ -143,10 +144,13 @@ TEST(SchedgenP2P, IprobeLoopLagGoesToTheReceiveThatFollows) {
   Stats st;
   const std::string dir = t.write("iprobe_lag");
   graph::Graph g = build_graph(dir, {}, &st);
-  ASSERT_EQ(kinds_of(g, 0), "c r c c");  // calc, the receive, the lag, the calc after it
-  EXPECT_EQ(value(g, 0, 2), 25u);
-  EXPECT_EQ(preds_of(g, 0, 2), (V{"R1"}));
+  // the calc before the loop, the loop's, the receive, the lag, the calc after it
+  ASSERT_EQ(kinds_of(g, 0), "c c r c c");
+  EXPECT_EQ(value(g, 0, 1), 80u);           // the loop's computation between the polls
+  EXPECT_EQ(preds_of(g, 0, 2), (V{"R0"}));  // the receive is posted where the loop began
+  EXPECT_EQ(value(g, 0, 3), 25u);           // half the 50 ns polling period
   EXPECT_EQ(preds_of(g, 0, 3), (V{"R2"}));
+  EXPECT_EQ(preds_of(g, 0, 4), (V{"R1", "R3"}));  // after the loop and after noticing the message
   EXPECT_EQ(st.polled_completions, 1u);
 
   Options no_lag;
