@@ -68,8 +68,10 @@ void run(const CliArgs& a) {
              secs > 0 ? static_cast<double>(st.events) / secs / 1e6 : 0.0);
   if (st.sync_acks) fmt::print("  {} acknowledgement(s) of synchronous sends added\n", st.sync_acks);
   if (st.polled_completions)
-    fmt::print("  {} completion(s) found by polling, noticed {:.2f} us after they happened on average\n",
-               st.polled_completions, static_cast<double>(st.poll_lag_ns) / 1e3 / st.polled_completions);
+    fmt::print(
+        "  {} completion(s) found by polling: lag vertices capped at half the polling period, {:.2f} us on "
+        "average (llamp analyze resolves them at L0)\n",
+        st.polled_completions, static_cast<double>(st.poll_lag_ns) / 1e3 / st.polled_completions);
   if (st.proc_null_ops) fmt::print("  {} MPI_PROC_NULL operation(s) left out\n", st.proc_null_ops);
   if (st.failed_calls) fmt::print("  {} call(s) that returned an MPI error skipped\n", st.failed_calls);
   if (st.never_completed)
@@ -96,8 +98,8 @@ void register_cli(CLI::App& app) {
   sub->add_flag("--allow-truncated", args->allow_truncated,
                 "Accept truncated rank traces: cut every rank where the first truncated one ends");
   sub->add_flag("--no-poll-lag", args->no_poll_lag,
-                "Completions found by polling loops (MPI_Test*, MPI_Iprobe, MPI_Improbe) happen the instant their "
-                "message arrives, instead of half a polling period later on average");
+                "Completions found by polling loops (MPI_Test*, MPI_Iprobe, MPI_Improbe) are noticed the instant "
+                "they happen, instead of up to half a polling period later (a lag llamp analyze resolves at L0)");
   sub->callback([args] { run(*args); });
 }
 
