@@ -135,10 +135,10 @@ void run_analyze(const AnalyzeArgs& a) {
   graph::Graph g = graph::load_graph(a.graph);
   NodeMap nodes;
   NetworkModel model = build_model(a, p, g, &nodes);
+  Engine engine(g, std::move(model));
   if (a.poll_lag != "resolved" && a.poll_lag != "cap")
     throw Error(fmt::format("--poll-lag {}: expected 'resolved' or 'cap'", a.poll_lag));
-  const PollLagResolution lags = a.poll_lag == "resolved" ? resolve_poll_lags(g, model) : PollLagResolution{};
-  Engine engine(g, std::move(model));
+  const PollLagResolution lags = a.poll_lag == "resolved" ? resolve_poll_lags(g, engine) : PollLagResolution{};
 
   AnalyzeOptions opt;
   std::tie(opt.x_min, opt.x_max) = parse_range(a.range);

@@ -9,6 +9,7 @@
 
 #include "llamp/analyzer/lp_export.hpp"
 #include "llamp/analyzer/lp_model.hpp"
+#include "llamp/analyzer/engine.hpp"
 #include "llamp/analyzer/network.hpp"
 #include "llamp/analyzer/poll_lag.hpp"
 #include "llamp/graph_io.hpp"
@@ -32,7 +33,10 @@ void run_lp(const LpArgs& a) {
     fmt::print(stderr, "llamp: note: g = {} ns is not part of the path model (as in LLAMP's LP); it is ignored\n",
                p.g_ns);
   graph::Graph g = graph::load_graph(a.graph);
-  resolve_poll_lags(g, homogeneous_model(p));  // the same graph `llamp analyze` solves
+  if (!g.poll_lags.empty()) {
+    Engine engine(g, homogeneous_model(p));
+    resolve_poll_lags(g, engine);  // the same graph `llamp analyze` solves
+  }
   const lp::LpProblem problem = lp::build_lp(g, p);
   lp::write_lp_file(g, problem, a.output);
   fmt::print("{}: {} columns, {} rows, {} nonzeros (min t; l >= {} ns, g >= {} ns/B) -> {}\n", a.graph,

@@ -5,11 +5,11 @@
 #include <limits>
 #include <vector>
 
-#include "llamp/analyzer/engine.hpp"
+#include "llamp/error.hpp"
 
 namespace llamp::analyzer {
 
-PollLagResolution resolve_poll_lags(graph::Graph& g, const NetworkModel& model) {
+PollLagResolution resolve_poll_lags(graph::Graph& g, Engine& e) {
   PollLagResolution r;
   r.lags = g.poll_lags.size();
   if (g.poll_lags.empty()) return r;
@@ -19,7 +19,7 @@ PollLagResolution resolve_poll_lags(graph::Graph& g, const NetworkModel& model) 
     r.cap_ns += cap[i];
     g.value[g.poll_lags[i]] = 0;
   }
-  Engine e(g, model);
+  if (&e.graph() != &g) throw Error("resolve_poll_lags: the engine is built on another graph");
   e.evaluate(e.base_xL(), e.base_xG(), Sweep::L);
 
   // The slack of a lag: the start of each vertex that requires it minus the lag's own start.

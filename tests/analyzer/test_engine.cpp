@@ -243,18 +243,18 @@ TEST(PollLag, ResolvedAtL0ExactThereAndLateBeyond) {
   p.S_bytes = UINT64_MAX;
   graph::Graph g = build();
   ASSERT_EQ(g.poll_lags.size(), 1u);
-  const PollLagResolution r = resolve_poll_lags(g, homogeneous_model(p));
+  Engine e(g, homogeneous_model(p));
+  const PollLagResolution r = resolve_poll_lags(g, e);
   EXPECT_EQ(g.value[g.poll_lags[0]], 20u);  // slack 30 ≥ cap 20: the cap
   EXPECT_EQ(r.capped, 1u);
-  Engine e(g, homogeneous_model(p));
   EXPECT_DOUBLE_EQ(e.at_L(50).T, 115);   // the loop's end: 10 + 100 + 5
   EXPECT_DOUBLE_EQ(e.at_L(150).T, 205);  // arrival 180 + lag 20 + 5
 
   p.L_ns = 70;  // arrival at 100: 10 ns of slack
   g = build();
-  resolve_poll_lags(g, homogeneous_model(p));
-  EXPECT_EQ(g.value[g.poll_lags[0]], 10u);
   Engine f(g, homogeneous_model(p));
+  resolve_poll_lags(g, f);
+  EXPECT_EQ(g.value[g.poll_lags[0]], 10u);
   EXPECT_DOUBLE_EQ(f.at_L(70).T, 115);   // still exactly the traced loop at L0
   EXPECT_DOUBLE_EQ(f.at_L(170).T, 215);  // arrival 200 + lag 10 + 5
 }

@@ -6,7 +6,7 @@
 // the traced loop.
 #include <cstdint>
 
-#include "llamp/analyzer/network.hpp"
+#include "llamp/analyzer/engine.hpp"
 #include "llamp/graph.hpp"
 
 namespace llamp::analyzer {
@@ -20,7 +20,9 @@ struct PollLagResolution {
 
 // Sets g.value of every vertex in g.poll_lags to min(cap, slack): slack is how long after the
 // lag vertex starts (its completion, at the model's base point with every lag at 0) the vertex
-// after it starts anyway (the polling loop's end in the trace). One evaluation of the graph.
-PollLagResolution resolve_poll_lags(graph::Graph& g, const NetworkModel& model);
+// after it starts anyway (the polling loop's end in the trace). One evaluation with `engine`,
+// which must be built on `g` (its order does not depend on calc costs, so the caller keeps using
+// it afterwards).
+PollLagResolution resolve_poll_lags(graph::Graph& g, Engine& engine);
 
 }  // namespace llamp::analyzer
