@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <set>
@@ -92,6 +93,34 @@ TEST(TracerComms, EveryConstructorGivesOneIdPerCommunicatorWithTheRightMembers) 
   }
   EXPECT_EQ(split_ids.size(), 2u);
   EXPECT_EQ(idup_ids.size(), 2u);
+}
+
+// MPICH returns one shared built-in handle for every nonblocking collective that completed at
+// once (here over MPI_COMM_SELF). Each request still gets its own id and its own completion;
+// before, the second overwrote the first and the Waitall completed the second twice.
+TEST(TracerRequests, CollectivesCompleteAtOnceBehindASharedHandleKeepTheirOwnIds) {
+  const std::string work = scratch_dir("shared_handles");
+  RunResult r = run_mpi(2, LLAMP_PROG_COVERAGE, "", {{"LLAMP_TRACE_DIR", work + "/trace"}}, work);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  trace::TraceDir dir = trace::TraceDir::open(work + "/trace");
+  auto events = all_events(dir);
+  for (int rank = 0; rank < 2; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    const auto& ev = events[static_cast<size_t>(rank)];
+    auto it = std::find_if(ev.begin(), ev.end(), [&](const Event& e) {
+      return e.call == Call::Iallreduce && e.comm == trace::comm_self_id(static_cast<uint32_t>(rank));
+    });
+    ASSERT_NE(it, ev.end());
+    ASSERT_LT(it + 2, ev.end());
+    const Event &iallreduce = it[0], &ibarrier = it[1], &waitall = it[2];
+    ASSERT_EQ(ibarrier.call, Call::Ibarrier);
+    ASSERT_EQ(waitall.call, Call::Waitall);
+    EXPECT_NE(iallreduce.request, ibarrier.request);
+    EXPECT_EQ(waitall.requests, (std::vector<uint64_t>{iallreduce.request, ibarrier.request}));
+    ASSERT_EQ(waitall.completions.size(), 2u);
+    EXPECT_EQ(waitall.completions[0].request, iallreduce.request);
+    EXPECT_EQ(waitall.completions[1].request, ibarrier.request);
+  }
 }
 
 TEST(TracerThreads, ThreadMultipleEventsCarryTheirThread) {
