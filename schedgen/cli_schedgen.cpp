@@ -26,6 +26,7 @@ struct CliArgs {
   bool allow_unmatched = false;
   bool allow_truncated = false;
   bool no_poll_lag = false;
+  bool no_initiation_time = false;
 };
 
 void run(const CliArgs& a) {
@@ -36,6 +37,7 @@ void run(const CliArgs& a) {
   opts.allow_unmatched = a.allow_unmatched;
   opts.allow_truncated = a.allow_truncated;
   opts.poll_lag = !a.no_poll_lag;
+  opts.initiation_time = !a.no_initiation_time;
 
   namespace fs = std::filesystem;
   const std::string ext = fs::path(a.output).extension().string();
@@ -72,6 +74,11 @@ void run(const CliArgs& a) {
         "  {} completion(s) found by polling: lag vertices capped at half the polling period, {:.2f} us on "
         "average (llamp analyze resolves them at L0)\n",
         st.polled_completions, static_cast<double>(st.poll_lag_ns) / 1e3 / st.polled_completions);
+  if (st.initiation_calls)
+    fmt::print(
+        "  {} call(s) that return without waiting (MPI_Isend, MPI_Startall, ...): {:.3f} ms inside them counted "
+        "as computation\n",
+        st.initiation_calls, static_cast<double>(st.initiation_ns) / 1e6);
   if (st.proc_null_ops) fmt::print("  {} MPI_PROC_NULL operation(s) left out\n", st.proc_null_ops);
   if (st.failed_calls) fmt::print("  {} call(s) that returned an MPI error skipped\n", st.failed_calls);
   if (st.never_completed)
@@ -100,6 +107,10 @@ void register_cli(CLI::App& app) {
   sub->add_flag("--no-poll-lag", args->no_poll_lag,
                 "Completions found by polling loops (MPI_Test*, MPI_Iprobe, MPI_Improbe) are noticed the instant "
                 "they happen, instead of up to half a polling period later (a lag llamp analyze resolves at L0)");
+  sub->add_flag("--no-initiation-time", args->no_initiation_time,
+                "Do not count the time inside calls that return without waiting (MPI_Isend, MPI_Irecv, MPI_Startall, "
+                "*_init, MPI_Request_free, nonblocking collectives' start) as computation: only the gaps between "
+                "calls, as LogGOPSim's Schedgen does");
   sub->callback([args] { run(*args); });
 }
 

@@ -93,16 +93,17 @@ TEST(SchedgenThreads, EachThreadHasItsOwnChain) {
     // [0] belongs to the thread that started first, [1] to the other one.
     EXPECT_FALSE(reaches(g, r, recvs[0], sends[1])) << "the second thread's send waits for the first thread's receive";
     EXPECT_FALSE(reaches(g, r, recvs[1], sends[0]));
-    // Each thread's computation is its own gap: the second thread's Isend starts 20 ns after its
-    // Irecv ended, although the first thread was inside a Wait all that time.
+    // Each thread's computation is its own: the 10 ns inside its Irecv (a call that cannot wait)
+    // and the gap after it. The second thread's Isend starts 20 ns after its Irecv ended, although
+    // the first thread was inside a Wait all that time.
     std::vector<uint64_t> send_pre(2);
     for (int i = 0; i < 2; ++i) {
       auto p = g.preds(g.global_id(r, sends[i]));
       ASSERT_EQ(p.size(), 1u);
       send_pre[i] = g.local_id(graph::Graph::pred_vertex(p[0]));
     }
-    EXPECT_EQ(value(g, r, send_pre[0]), 10u);
-    EXPECT_EQ(value(g, r, send_pre[1]), 20u);
+    EXPECT_EQ(value(g, r, send_pre[0]), 10u + 10u);
+    EXPECT_EQ(value(g, r, send_pre[1]), 10u + 20u);
   }
 }
 

@@ -20,6 +20,11 @@ struct Options {
   // poll) is noticed on average half a polling period after it happened: the graph adds that lag
   // (docs/schedgen.md, "Polling"). Off: the completion is noticed the instant it happens.
   bool poll_lag = true;
+  // The time inside calls that return without waiting for another rank (MPI_Isend, MPI_Irecv,
+  // MPI_Start*, *_init, MPI_Request_free, MPI_Cancel, MPI_Imrecv, nonblocking collectives' start)
+  // is the rank's own CPU time, and counts as computation (docs/schedgen.md, "Computation"). Off:
+  // only the gaps between calls do, as in LogGOPSim's Schedgen.
+  bool initiation_time = true;
 };
 
 // One send or receive without a partner, as named in errors.
@@ -44,6 +49,8 @@ struct Stats {
   uint64_t sync_acks = 0;           // acknowledgements added for synchronous sends (MPI_Ssend ...)
   uint64_t polled_completions = 0;  // completions found by a polling loop, with their detection lag
   uint64_t poll_lag_ns = 0;         // the sum of those lags (half the loop's polling period each)
+  uint64_t initiation_calls = 0;    // calls that cannot wait whose time counts as computation
+  uint64_t initiation_ns = 0;       // the time inside them (all ranks)
   uint64_t collective_messages = 0;
   uint64_t collectives = 0;    // collective calls (instances, not per rank)
   uint64_t dropped_sends = 0;  // --allow-unmatched
