@@ -98,7 +98,8 @@ Poll poll_outcome(const Event& e) {
 // the graph charges no CPU time at all to a start (a nonblocking operation's o overlaps the
 // computation that irequires it). That time belongs to the rank as surely as the gaps between
 // calls, and dropping it made app_persistent's graph 10 % shorter than its own traced run. Blocking
-// calls and polls are not counted: their time is mostly waiting, which the graph models itself.
+// calls and polls are not counted: their time is mostly waiting, which the graph models itself;
+// except collectives over one rank, which have nobody to wait for.
 namespace {
 bool cannot_wait(const Event& e) {
   switch (trace::call_family(e.call)) {
@@ -119,8 +120,8 @@ bool cannot_wait(const Event& e) {
 }
 }  // namespace
 
-void RankBuilder::count_initiation_time(const Event& e) {
-  if (!ctx_.options.initiation_time || !cannot_wait(e) || e.t_end_ns <= e.t_start_ns) return;
+void RankBuilder::count_initiation_time(const Event& e, bool alone) {
+  if (!ctx_.options.initiation_time || !(alone || cannot_wait(e)) || e.t_end_ns <= e.t_start_ns) return;
   const uint64_t d = e.t_end_ns - e.t_start_ns;
   chain_.pending_calc_ns += d;  // after the operations the call started: they began at its entry
   ++ctx_.stats.initiation_calls;
@@ -743,9 +744,13 @@ void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, co
     for (uint32_t d : deps) sink_.requires_edge(rank_, v, op_vertices[d]);
   }
   std::vector<uint32_t> exits = schedule.exits();
+  // A collective over one rank waits for nobody: all its time is this rank's (an MPI_Allreduce
+  // over a one-rank row communicator copies and returns).
+  const bool alone = members.size() == 1;
   if (trace::call_family(e.call) == Family::collective) {
     for (uint32_t k : exits) chain_.pending_req.push_back(op_vertices[k]);
     if (exits.empty()) chain_.pending_req.push_back(c);
+    count_initiation_time(e, alone);
     return;
   }
   // Nonblocking: the next computation starts once the collective has started; the completion
@@ -759,7 +764,7 @@ void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, co
   q.active = true;
   bool inserted;
   requests_.get_or_insert(e.request, inserted) = std::move(q);
-  count_initiation_time(e);
+  count_initiation_time(e, alone);
 }
 
 void RankBuilder::end_of_stream() {

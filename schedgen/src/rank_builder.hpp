@@ -107,8 +107,8 @@ class RankBuilder {
   void switch_thread(uint32_t thread, uint64_t start_ns);
   void account_time(const trace::Event& e);
   // Adds the time inside a call that cannot wait (MPI_Isend, MPI_Startall, ...) to the computation
-  // that follows it (Options::initiation_time).
-  void count_initiation_time(const trace::Event& e);
+  // that follows it (Options::initiation_time); `alone`: a collective over one rank.
+  void count_initiation_time(const trace::Event& e, bool alone = false);
   // Polling loops (docs/schedgen.md, "Polling"): counts failed polls and, for a poll that found
   // something after failed ones, sets found_lag_ns_ to half the loop's polling period.
   void track_polling(const trace::Event& e);

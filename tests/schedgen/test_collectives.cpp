@@ -237,6 +237,28 @@ TEST(SchedgenCollectives, NonblockingCollectiveOverlapsComputation) {
   EXPECT_EQ(kinds_of(g, 0), "c s r c c");
   EXPECT_EQ(preds_of(g, 0, 3), (std::vector<std::string>{"I1", "I2"}));
   EXPECT_EQ(preds_of(g, 0, 4), (std::vector<std::string>{"R1", "R2", "R3"}));
+  EXPECT_EQ(g.value[g.global_id(0, 3)], 10u + 500u);  // the start's own 10 ns (it cannot wait), the gap
+}
+
+// A collective over one rank waits for nobody: no messages, and its whole time is computation.
+TEST(SchedgenCollectives, CollectiveOverOneRankIsComputation) {
+  TraceSpec t(2);
+  for (uint32_t r = 0; r < 2; ++r) {
+    Event& split = t[r].add(Call::Comm_split);
+    split.new_comm = 7 + r;
+    split.members = {static_cast<int32_t>(r)};
+    t[r].compute(100).coll(Call::Allreduce, 8, trace::kNoRank, 7 + r).t_end_ns += 290;  // 300 ns inside
+    t[r].now += 290;
+    t[r].compute(50).coll(Call::Allreduce, 8);  // over both ranks: its time is the model's
+    t[r].compute(5);
+  }
+  Stats st;
+  graph::Graph g = build_graph(t.write("one_rank_allreduce"), {}, &st);
+  EXPECT_EQ(g.num_messages(), 2u);  // the world allreduce's exchange only
+  ASSERT_EQ(kinds_of(g, 0), "c c s r c");
+  EXPECT_EQ(g.value[g.global_id(0, 1)], 300u + 50u);  // the one-rank allreduce, then the gap
+  EXPECT_EQ(g.value[g.global_id(0, 4)], 5u);
+  EXPECT_EQ(st.initiation_calls, 2u);  // the one-rank allreduces; not Comm_split, not the world allreduce
 }
 
 TEST(SchedgenCollectives, DefaultsFollowMpichSizes) {
