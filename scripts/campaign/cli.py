@@ -45,6 +45,12 @@ def run_parser():
                    help="prefix of the patched MPICH+UCX (scripts/build-patched-mpich.sh); needed for ΔL > 0 "
                         "(default $LLAMP_PATCHED_MPICH_PREFIX)")
     p.add_argument("--mpiexec", default="mpiexec.mpich", help="launcher (default mpiexec.mpich)")
+    p.add_argument("--bind-to", choices=["core", "none"], default="core",
+                   help="pin each rank to a core (Hydra's -bind-to core; default) or leave placement to the "
+                        "OS; see docs/campaign.md, 'Environment of all runs'")
+    p.add_argument("--mpiexec-arg", action="append", default=[], metavar="ARG",
+                   help="extra launcher argument before -n, repeatable (e.g. --mpiexec-arg=-bind-to "
+                        "--mpiexec-arg=core)")
     p.add_argument("--mpi-env", action="append", default=None, metavar="VAR=VALUE",
                    help="environment of every MPI run; default MPIR_CVAR_NOLOCAL=1 (the injector sends on-node "
                         "messages through UCX, so ΔL = 0 must too); 'none' clears")
@@ -113,9 +119,11 @@ def new_campaign(argv):
     os.makedirs(out, exist_ok=True)
     mpi_env = _key_values(args.mpi_env if args.mpi_env is not None else ["MPIR_CVAR_NOLOCAL=1"], "--mpi-env")
     schedgen_args = [a for algo in args.algo for a in ("--algo", algo)] + args.schedgen_arg
+    launcher = config.resolve_program(args.mpiexec)
+    binding = environment.binding_args(launcher, args.bind_to, args.ranks, args.mode)
     c = config.Campaign(
         out_dir=out, app=app, ranks=args.ranks, deltas_ns=deltas, reps=args.reps, seed=args.seed,
-        timeout_s=args.timeout, mpiexec=[config.resolve_program(args.mpiexec)], mpi_env=mpi_env,
+        timeout_s=args.timeout, mpiexec=[launcher] + binding + args.mpiexec_arg, mpi_env=mpi_env,
         injector_prefix=os.path.abspath(args.injector_prefix) if args.injector_prefix else "",
         tools=tools, schedgen_args=schedgen_args, analyze_args=args.analyze_arg, loggp_args=args.loggp_arg,
         o_size=args.o_size,

@@ -4,7 +4,8 @@ All runs (parameter measurement, trace, injected runs) use the same MPI stack an
 the only thing that changes between them is LLAMP_DELTA_L:
   * the patched MPICH prefix's llamp-env.sh (PATH, LD_LIBRARY_PATH) when one is given;
   * the --mpi-env variables; by default MPIR_CVAR_NOLOCAL=1, because the injector routes on-node
-    messages through UCX while ΔL > 0, and ΔL = 0 must take the same path.
+    messages through UCX while ΔL > 0, and ΔL = 0 must take the same path;
+  * one rank per core (--bind-to core, Hydra's -bind-to), so the scheduler does not move ranks.
 """
 import os
 import subprocess
@@ -49,3 +50,28 @@ def with_preload(env, libs):
         libs.append(env["LD_PRELOAD"])
     env["LD_PRELOAD"] = ":".join(libs)
     return env
+
+
+def binding_args(launcher, bind_to, ranks, mode, log=print):
+    """Launcher arguments that pin each rank to a core of its own ([] for --bind-to none).
+
+    Unpinned, app_persistent's runs on the 2-vCPU VM fell into two modes, 640-660 ms and 720-780
+    ms, and traced runs landed in the slow one more often (untraced 640-724 ms, traced 641-783 ms
+    in six pairs); pinned, six pairs gave 628-671 and 642-659 ms. Only Hydra (MPICH's mpiexec)
+    takes -bind-to; another launcher is told by --mpiexec-arg. Locally, more ranks than cores
+    cannot have a core each, so they are left to the scheduler."""
+    if bind_to == "none":
+        return []
+    try:
+        version = subprocess.run([launcher, "--version"], capture_output=True, timeout=30).stdout.decode(errors="replace")
+    except (OSError, subprocess.TimeoutExpired):
+        version = ""
+    if "HYDRA" not in version:
+        log(f"llamp-campaign: note: {launcher} is not MPICH's Hydra: ranks are not pinned (pass the launcher's own "
+            f"option with --mpiexec-arg)")
+        return []
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if mode == "local" and ranks > cores:
+        log(f"llamp-campaign: note: {ranks} ranks on {cores} cores: ranks are not pinned")
+        return []
+    return ["-bind-to", bind_to]

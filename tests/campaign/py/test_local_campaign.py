@@ -55,6 +55,11 @@ class LocalCampaignTest(unittest.TestCase):
         for k in (2, 3):
             done_at = os.path.getmtime(os.path.join(out, f"trace-{k}.done"))
             self.assertTrue(started[0] < done_at < started[-1], (k, done_at, started))
+        # Every run, traced or not, pinned one rank per core (2 ranks, Hydra, at least 2 cores here).
+        if len(os.sched_getaffinity(0)) >= 2:
+            for r in report_records(out):
+                with open(os.path.join(out, r["directory"], "output.log")) as f:
+                    self.assertIn(" -bind-to core -n 2 ", f.readline())
         self.assertGreaterEqual(report["rrmse"], 0)
         self.assertEqual(len(report["tolerance"]), 3)
         for name in ("params.json", "analysis.json", "app.goal", "report.md", "runs.csv", "summary.csv",

@@ -1,11 +1,12 @@
-"""Preparation helpers without MPI: the reference message size `--o-size auto` derives from a GOAL
-graph (mean send size, rounded down to a power of two, at most 4 KiB), and the analyzer range."""
+"""Preparation helpers without MPI runs: the reference message size `--o-size auto` derives from a
+GOAL graph (mean send size, rounded down to a power of two, at most 4 KiB), the analyzer range, and
+the launcher arguments that pin ranks to cores."""
 import os
 import unittest
 
 from campaign_testlib import temp_dir
 
-from campaign import config, prepare
+from campaign import config, environment, prepare
 
 
 class PrepareTest(unittest.TestCase):
@@ -30,6 +31,30 @@ class PrepareTest(unittest.TestCase):
         self.assertEqual(prepare.analysis_range_ns(c, {"L_ns": 0.0}), (0, 1000))
         c.deltas_ns = [0.0, 100000.0]
         self.assertEqual(prepare.analysis_range_ns(c, {"L_ns": 12.5}), (0, 100013))
+
+
+class BindingTest(unittest.TestCase):
+    def setUp(self):
+        self.hydra = os.environ.get("LLAMP_TEST_MPIEXEC") or "mpiexec.mpich"
+        self.cores = len(os.sched_getaffinity(0))
+        self.notes = []
+
+    def bind(self, launcher, bind_to, ranks, mode="local"):
+        return environment.binding_args(launcher, bind_to, ranks, mode, log=self.notes.append)
+
+    def test_hydra_pins_one_rank_per_core(self):
+        self.assertEqual(self.bind(self.hydra, "core", 1), ["-bind-to", "core"])
+        self.assertEqual(self.bind(self.hydra, "core", self.cores), ["-bind-to", "core"])
+        self.assertEqual(self.notes, [])
+
+    def test_not_pinned_when_asked_oversubscribed_or_not_hydra(self):
+        self.assertEqual(self.bind(self.hydra, "none", 1), [])
+        self.assertEqual(self.bind(self.hydra, "core", self.cores + 1), [])
+        self.assertIn("not pinned", self.notes[-1])
+        # A Slurm node's cores are not this machine's: the allocation decides there.
+        self.assertEqual(self.bind(self.hydra, "core", self.cores + 1, mode="slurm"), ["-bind-to", "core"])
+        self.assertEqual(self.bind("/bin/echo", "core", 1), [])  # prints "--version", not Hydra's banner
+        self.assertIn("not MPICH's Hydra", self.notes[-1])
 
 
 if __name__ == "__main__":
