@@ -45,9 +45,10 @@ def run_parser():
                    help="prefix of the patched MPICH+UCX (scripts/build-patched-mpich.sh); needed for ΔL > 0 "
                         "(default $LLAMP_PATCHED_MPICH_PREFIX)")
     p.add_argument("--mpiexec", default="mpiexec.mpich", help="launcher (default mpiexec.mpich)")
-    p.add_argument("--bind-to", choices=["core", "none"], default="core",
-                   help="pin each rank to a core (Hydra's -bind-to core; default) or leave placement to the "
-                        "OS; see docs/campaign.md, 'Environment of all runs'")
+    p.add_argument("--bind-to", default="core", metavar="core|core:N|none|...",
+                   help="Hydra's -bind-to for every run: core (default: one core per rank), core:N (N cores per "
+                        "rank, for multithreaded ranks), socket, numa, ... or none (placement left to the OS); see "
+                        "docs/campaign.md, 'Environment of all runs'")
     p.add_argument("--mpiexec-arg", action="append", default=[], metavar="ARG",
                    help="extra launcher argument before -n, repeatable (e.g. --mpiexec-arg=-bind-to "
                         "--mpiexec-arg=core)")

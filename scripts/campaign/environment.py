@@ -8,6 +8,7 @@ the only thing that changes between them is LLAMP_DELTA_L:
   * one rank per core (--bind-to core, Hydra's -bind-to), so the scheduler does not move ranks.
 """
 import os
+import re
 import subprocess
 
 
@@ -52,14 +53,20 @@ def with_preload(env, libs):
     return env
 
 
+BIND_TO = re.compile(r"^(none|core|hwthread|socket|numa|board|l[123]cache)(:[1-9][0-9]*)?$")
+
+
 def binding_args(launcher, bind_to, ranks, mode, log=print):
-    """Launcher arguments that pin each rank to a core of its own ([] for --bind-to none).
+    """Launcher arguments that pin each rank to its own core(s) ([] for --bind-to none).
 
     Unpinned, app_persistent's runs on the 2-vCPU VM fell into two modes, 640-660 ms and 720-780
     ms, and traced runs landed in the slow one more often (untraced 640-724 ms, traced 641-783 ms
     in six pairs); pinned, six pairs gave 628-671 and 642-659 ms. Only Hydra (MPICH's mpiexec)
     takes -bind-to; another launcher is told by --mpiexec-arg. Locally, more ranks than cores
     cannot have a core each, so they are left to the scheduler."""
+    if not BIND_TO.match(bind_to):
+        raise SystemExit(f"llamp-campaign: --bind-to {bind_to}: expected core, core:N, hwthread, socket, numa, "
+                         f"l1cache..l3cache (each with an optional :N) or none")
     if bind_to == "none":
         return []
     try:
@@ -71,7 +78,9 @@ def binding_args(launcher, bind_to, ranks, mode, log=print):
             f"option with --mpiexec-arg)")
         return []
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if mode == "local" and ranks > cores:
-        log(f"llamp-campaign: note: {ranks} ranks on {cores} cores: ranks are not pinned")
+    unit, _, count = bind_to.partition(":")
+    per_rank = int(count or 1) if unit in ("core", "hwthread") else 1
+    if mode == "local" and ranks * per_rank > cores:
+        log(f"llamp-campaign: note: {ranks} ranks x {per_rank} core(s) on {cores} cores: ranks are not pinned")
         return []
     return ["-bind-to", bind_to]

@@ -56,6 +56,12 @@ class BindingTest(unittest.TestCase):
         self.assertEqual(self.bind("/bin/echo", "core", 1), [])  # prints "--version", not Hydra's banner
         self.assertIn("not MPICH's Hydra", self.notes[-1])
 
+    def test_several_cores_per_rank_for_threads(self):
+        self.assertEqual(self.bind(self.hydra, f"core:{self.cores}", 1), ["-bind-to", f"core:{self.cores}"])
+        self.assertEqual(self.bind(self.hydra, f"core:{self.cores}", 2), [])  # 2 x all cores: oversubscribed
+        with self.assertRaises(SystemExit):
+            self.bind(self.hydra, "cores", 1)
+
 
 if __name__ == "__main__":
     unittest.main()
