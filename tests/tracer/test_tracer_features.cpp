@@ -34,14 +34,21 @@ std::vector<const Event*> of_call(const std::vector<Event>& events, Call c) {
   return out;
 }
 
+// Runs prog_coverage traced on `ranks` ranks; every rank's events (empty when the run failed).
+std::vector<std::vector<Event>> traced_coverage_run(const std::string& name, int ranks) {
+  const std::string work = scratch_dir(name);
+  RunResult r = run_mpi(ranks, LLAMP_PROG_COVERAGE, "", {{"LLAMP_TRACE_DIR", work + "/trace"}}, work);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  if (r.exit_code != 0) return {};
+  trace::TraceDir dir = trace::TraceDir::open(work + "/trace");
+  return all_events(dir);
+}
+
 }  // namespace
 
 TEST(TracerComms, EveryConstructorGivesOneIdPerCommunicatorWithTheRightMembers) {
-  const std::string work = scratch_dir("comms");
-  RunResult r = run_mpi(4, LLAMP_PROG_COVERAGE, "", {{"LLAMP_TRACE_DIR", work + "/trace"}}, work);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  trace::TraceDir dir = trace::TraceDir::open(work + "/trace");
-  auto events = all_events(dir);
+  auto events = traced_coverage_run("comms", 4);
+  ASSERT_EQ(events.size(), 4u);
   auto first = [&](int rank, Call c) {
     auto v = of_call(events[static_cast<size_t>(rank)], c);
     EXPECT_FALSE(v.empty()) << trace::call_name(c) << " missing on rank " << rank;
@@ -99,11 +106,8 @@ TEST(TracerComms, EveryConstructorGivesOneIdPerCommunicatorWithTheRightMembers) 
 // once (here over MPI_COMM_SELF). Each request still gets its own id and its own completion;
 // before, the second overwrote the first and the Waitall completed the second twice.
 TEST(TracerRequests, CollectivesCompleteAtOnceBehindASharedHandleKeepTheirOwnIds) {
-  const std::string work = scratch_dir("shared_handles");
-  RunResult r = run_mpi(2, LLAMP_PROG_COVERAGE, "", {{"LLAMP_TRACE_DIR", work + "/trace"}}, work);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  trace::TraceDir dir = trace::TraceDir::open(work + "/trace");
-  auto events = all_events(dir);
+  auto events = traced_coverage_run("shared_handles", 2);
+  ASSERT_EQ(events.size(), 2u);
   for (int rank = 0; rank < 2; ++rank) {
     SCOPED_TRACE("rank " + std::to_string(rank));
     const auto& ev = events[static_cast<size_t>(rank)];
