@@ -109,7 +109,8 @@ void register_cli(CLI::App& app) {
                 "they happen, instead of up to half a polling period later (a lag llamp analyze resolves at L0)");
   sub->add_flag("--no-initiation-time", args->no_initiation_time,
                 "Do not count the time inside calls that return without waiting (MPI_Isend, MPI_Irecv, MPI_Startall, "
-                "*_init, MPI_Request_free, nonblocking collectives' start) as computation: only the gaps between "
+                "*_init, MPI_Request_free, nonblocking collectives' start, collectives over one rank) as computation: "
+                "only the gaps between "
                 "calls, as LogGOPSim's Schedgen does");
   sub->callback([args] { run(*args); });
 }

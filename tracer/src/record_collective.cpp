@@ -168,8 +168,7 @@ void record_icollective(Call c, uint64_t t0, uint64_t t1, int rc, const CollArgs
   ThreadState& ts = thread_state();
   trace::Event& e = start_event(ts, c, t0, t1, rc);
   const CommInfo* ci = fill_collective(e, c, a);
-  // Over one rank MPICH completes the operation at once and returns its shared built-in handle.
-  if (rc == MPI_SUCCESS) e.request = add_request(*a.request, ci, is_builtin_request(*a.request) ? kReqSharedHandle : 0);
+  if (rc == MPI_SUCCESS) e.request = add_request(*a.request, ci, shared_handle_bits(*a.request));
   emit(ts);
 }
 

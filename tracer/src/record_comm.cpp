@@ -23,7 +23,7 @@ void record_comm_create(Call c, uint64_t t0, uint64_t t1, int rc, const CommCrea
   }
   if (c == Call::Comm_split) e.value = a.color;
   if (c == Call::Comm_idup && rc == MPI_SUCCESS && a.request)
-    e.request = add_request(*a.request, comm_info(a.parent), is_builtin_request(*a.request) ? kReqSharedHandle : 0);
+    e.request = add_request(*a.request, comm_info(a.parent), shared_handle_bits(*a.request));
   emit(ts);
 }
 

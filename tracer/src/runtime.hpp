@@ -90,6 +90,9 @@ enum RequestBits : uint64_t {
 uint64_t add_request(MPI_Request r, const void* comm_info, uint64_t bits);
 // MPICH's built-in (pre-completed, shared) request handles have kind 1 in bits 30-31.
 inline bool is_builtin_request(MPI_Request r) { return (static_cast<unsigned>(r) >> 30) == 1u; }
+// The bits a request completed inside its call needs: MPICH hands such requests its shared built-in
+// handle (an operation over one rank, MPI_PROC_NULL), so they go through the per-handle FIFO.
+inline uint64_t shared_handle_bits(MPI_Request r) { return is_builtin_request(r) ? kReqSharedHandle : 0; }
 // The outstanding requests behind a shared handle, oldest first.
 HandleTable::Value shared_request(uint64_t key, size_t occurrence);
 void shared_request_done(uint64_t key, uint64_t id);

@@ -21,9 +21,9 @@ struct Options {
   // (docs/schedgen.md, "Polling"). Off: the completion is noticed the instant it happens.
   bool poll_lag = true;
   // The time inside calls that return without waiting for another rank (MPI_Isend, MPI_Irecv,
-  // MPI_Start*, *_init, MPI_Request_free, MPI_Cancel, MPI_Imrecv, nonblocking collectives' start)
-  // is the rank's own CPU time, and counts as computation (docs/schedgen.md, "Computation"). Off:
-  // only the gaps between calls do, as in LogGOPSim's Schedgen.
+  // MPI_Start*, *_init, MPI_Request_free, MPI_Cancel, MPI_Imrecv, nonblocking collectives' start,
+  // collectives over one rank) is the rank's own CPU time, and counts as computation (docs/schedgen.md, "Computation").
+  // Off: only the gaps between calls do, as in LogGOPSim's Schedgen.
   bool initiation_time = true;
 };
 
