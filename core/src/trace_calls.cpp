@@ -11,16 +11,9 @@ constexpr std::array<std::string_view, kNumCalls> kNames = {
 #undef LLAMP_CALL
 };
 
-constexpr std::array<Family, kNumCalls> kFamilies = {
-#define LLAMP_CALL(name, family) Family::family,
-#include "llamp/mpi_calls.def"
-#undef LLAMP_CALL
-};
-
 }  // namespace
 
 std::string_view call_name(Call c) { return kNames.at(static_cast<size_t>(c)); }
-Family call_family(Call c) { return kFamilies.at(static_cast<size_t>(c)); }
 
 std::optional<Call> call_from_name(std::string_view name) {
   for (size_t i = 0; i < kNumCalls; ++i) {

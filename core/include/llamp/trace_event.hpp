@@ -1,6 +1,7 @@
 #pragma once
 // The trace's data model: one Event per intercepted MPI call. The byte layout
 // of events, blocks and files is in docs/FORMATS.md ("Trace format").
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -44,7 +45,14 @@ enum class Family : uint8_t {
 
 // "MPI_Isend" for Call::Isend.
 std::string_view call_name(Call c);
-Family call_family(Call c);
+
+// Inline: schedgen asks it several times for every event it reads.
+inline constexpr std::array<Family, kNumCalls> kCallFamilies = {
+#define LLAMP_CALL(name, family) Family::family,
+#include "llamp/mpi_calls.def"
+#undef LLAMP_CALL
+};
+inline Family call_family(Call c) { return kCallFamilies[static_cast<size_t>(c)]; }
 // Accepts "MPI_Isend" or "Isend".
 std::optional<Call> call_from_name(std::string_view name);
 
