@@ -31,6 +31,7 @@ struct AnalyzeArgs {
   std::string solver = "native";      // native | clp (the LP route, lp_analysis.hpp)
   std::string poll_lag = "resolved";  // resolved | cap (poll_lag.hpp)
   size_t top = 10;
+  unsigned threads = 0;  // 0: auto
   // Heterogeneous models.
   std::string node_map, L_intra, G_intra, L_matrix, G_matrix;
   uint32_t ranks_per_node = 0;
@@ -147,6 +148,7 @@ void run_analyze(const AnalyzeArgs& a) {
   opt.tolerance_percent = parse_percents(a.tolerance);
   opt.critical_path = !a.no_path;
   opt.top = a.top;
+  opt.threads = a.threads;
 
   Analysis result = a.solver == "clp" ? analyze_lp(g, engine.model(), opt) : analyze(engine, opt);
   nlohmann::json report = to_json(result, g);
@@ -217,6 +219,9 @@ void register_cli(CLI::App& app) {
   sub->add_option("--solver", args->solver, "native (default) or clp: the paper's LP route solved by COIN-OR Clp")
       ->check(CLI::IsMember({"native", "clp"}));
   sub->add_option("--top", args->top, "how many vertices / pairs to list (default 10)");
+  sub->add_option("--threads", args->threads,
+                  "engines evaluating the exact curve at once (default: one per hardware thread, as many as half the "
+                  "available memory holds; each needs 16 bytes per vertex)");
   sub->add_option("--node-map", args->node_map, "rank → node map (one node name per line, or 'rank node')");
   sub->add_option("--ranks-per-node", args->ranks_per_node, "block placement with N ranks per node");
   sub->add_option("--L-intra", args->L_intra, "latency between ranks of one node (default: --L)");

@@ -3,10 +3,32 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <thread>
 
 #include "llamp/units.hpp"
 
 namespace llamp::analyzer {
+
+unsigned curve_threads(const Engine& e, unsigned requested) {
+  if (requested > 0) return requested;
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  // MemAvailable from /proc/meminfo (kB); without it, one engine per hardware thread.
+  uint64_t available = 0;
+  if (std::FILE* f = std::fopen("/proc/meminfo", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "MemAvailable: %" SCNu64 " kB", &available) == 1) {
+        available *= 1024;
+        break;
+      }
+    std::fclose(f);
+  }
+  if (available == 0 || e.twin_bytes() == 0) return hw;
+  const uint64_t fit = 1 + available / 2 / e.twin_bytes();
+  return static_cast<unsigned>(std::min<uint64_t>(hw, fit));
+}
 
 Analysis analyze(Engine& e, const AnalyzeOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -38,18 +60,23 @@ Analysis analyze(Engine& e, const AnalyzeOptions& opt) {
     a.rho_G = a.homogeneous ? a.G0 * a.lambda_G / a.T : (a.path ? a.path->bandwidth_ns / a.T : 0.0);
   }
 
+  const uint64_t before_curve = e.evaluations();
   a.curve = opt.step > 0 ? stepped_curve(e, Sweep::L, opt.x_min, opt.x_max, opt.step)
-                         : exact_curve(e, Sweep::L, opt.x_min, opt.x_max);
+                         : exact_curve(e, Sweep::L, opt.x_min, opt.x_max, curve_threads(e, opt.threads));
+  // The curve's evaluations include those its other engines made.
+  const uint64_t by_twins = a.curve.evaluations - (e.evaluations() - before_curve);
   for (double pct : opt.tolerance_percent) {
     if (!(pct >= 0)) throw Error(fmt::format("--tolerance {}: percentages must be non-negative", pct));
     Tolerance t;
     t.percent = pct;
     t.T_bound = a.T * (1 + pct / 100);
-    t.max_L = max_x_within(e, Sweep::L, a.L0, t.T_bound);
+    // On the curve's range the exact curve answers without evaluating again.
+    const std::optional<double> on_curve = a.L0 >= opt.x_min ? x_reaching(a.curve, t.T_bound) : std::nullopt;
+    t.max_L = on_curve ? on_curve : max_x_within(e, Sweep::L, a.L0, t.T_bound);
     t.max_G = max_x_within(e, Sweep::G, a.G0, t.T_bound);
     a.tolerance.push_back(t);
   }
-  a.evaluations = e.evaluations() - evals0;
+  a.evaluations = e.evaluations() - evals0 + by_twins;
   a.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return a;
 }

@@ -4,6 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 namespace llamp::analyzer {
 namespace {
@@ -18,28 +23,53 @@ struct Knot {
   double x, T, slope;
 };
 
-// Finds the breakpoints strictly inside (a.x, b.x), given T and a subgradient at both ends.
-// Found breakpoints carry the value of the supporting lines there and the right line's slope, so
-// the curve needs no further evaluations.
-void bisect_tangents(Engine& e, Sweep sweep, const Point& a, const Point& b, std::vector<Knot>& out, int depth) {
-  if (b.x - a.x <= 1e-9 * std::max(1.0, std::fabs(b.x)) || close(a.slope, b.slope)) return;
-  // Line through a with slope a.slope meets the line through b with slope b.slope at c.
-  double c = (b.T - a.T + a.slope * a.x - b.slope * b.x) / (a.slope - b.slope);
-  if (!(c > a.x && c < b.x)) return;  // rounding put the kink at an end
-  Point m = eval(e, sweep, c);
-  double line = a.T + a.slope * (c - a.x);
-  if (close(m.T, line) || depth > 200) {
-    out.push_back(Knot{c, m.T, b.slope});
-    return;
-  }
-  bisect_tangents(e, sweep, a, m, out, depth + 1);
-  // m's right-derivative is a valid supporting slope for the right half, and (being ≥ the left
-  // derivative) still a supporting line for the left half, so both recursions are exact.
-  bisect_tangents(e, sweep, m, b, out, depth + 1);
+// One open interval of the bisection: T and a subgradient (the engine's right-derivative) at
+// both ends.
+struct Open {
+  Point a, b;
+  int depth = 0;
+};
+
+// What examining an interval gives: the breakpoint it holds, or the point to split it at.
+struct Step {
+  std::optional<Knot> knot;
+  std::optional<Point> split;
+};
+
+// The supporting lines at a and b meet at c. If T meets them there, c is the interval's only
+// breakpoint; found breakpoints carry T there and the right line's slope, so the curve needs no
+// further evaluations. Otherwise the interval splits at c: m's right-derivative is a valid
+// supporting slope for both halves, so both are examined exactly.
+Step examine(Engine& e, Sweep sweep, const Open& w) {
+  const Point &a = w.a, &b = w.b;
+  if (b.x - a.x <= 1e-9 * std::max(1.0, std::fabs(b.x)) || close(a.slope, b.slope)) return {};
+  const double c = (b.T - a.T + a.slope * a.x - b.slope * b.x) / (a.slope - b.slope);
+  // The slopes differ, so T has a kink in [a.x, b.x]; lines meeting at an end mean T is linear in
+  // between and the kink is that end. It happens when an earlier evaluation landed exactly on a
+  // kink: T's terms tie there up to rounding, and the engine may report the slope left of it
+  // (a 60-stage ladder lost 5 of its 60 breakpoints this way before this was checked).
+  if (!(c > a.x)) return {Knot{a.x, a.T, b.slope}, std::nullopt};
+  if (!(c < b.x)) return {Knot{b.x, b.T, b.slope}, std::nullopt};
+  const Point m = eval(e, sweep, c);
+  if (close(m.T, a.T + a.slope * (c - a.x)) || w.depth > 200) return {Knot{c, m.T, b.slope}, std::nullopt};
+  return {std::nullopt, m};
+}
+
+// Finds the breakpoints in (a.x, b.x) (and a kink at b.x, which assemble() drops at the range's
+// end).
+void bisect_tangents(Engine& e, Sweep sweep, const Open& w, std::vector<Knot>& out) {
+  const Step s = examine(e, sweep, w);
+  if (s.knot) out.push_back(*s.knot);
+  if (!s.split) return;
+  bisect_tangents(e, sweep, Open{w.a, *s.split, w.depth + 1}, out);
+  bisect_tangents(e, sweep, Open{*s.split, w.b, w.depth + 1}, out);
 }
 
 Curve assemble(const Point& lo, const Point& hi, std::vector<Knot> knots, uint64_t evaluations) {
-  std::sort(knots.begin(), knots.end(), [](const Knot& a, const Knot& b) { return a.x < b.x; });
+  // A kink found twice (from both neighbouring intervals) keeps its larger slope: the slope right
+  // of it.
+  std::sort(knots.begin(), knots.end(),
+            [](const Knot& a, const Knot& b) { return a.x != b.x ? a.x < b.x : a.slope > b.slope; });
   Curve c;
   Knot prev{lo.x, lo.T, lo.slope};
   for (const Knot& k : knots) {
@@ -54,15 +84,76 @@ Curve assemble(const Point& lo, const Point& hi, std::vector<Knot> knots, uint64
   return c;
 }
 
+// bisect_tangents on `threads` engines at once: the open intervals are a shared stack, each thread
+// takes one, evaluates at its tangents' intersection with its own twin of `e` and pushes the two
+// halves back. The same intervals are evaluated as in the serial recursion, so the breakpoints and
+// the evaluation count are the same; only their order differs, and assemble() sorts.
+uint64_t bisect_tangents_parallel(Engine& e, Sweep sweep, const Point& a, const Point& b, std::vector<Knot>& knots,
+                                  unsigned threads) {
+  // The first interval alone, so a curve without breakpoints (or with one) allocates no twins.
+  const Step first = examine(e, sweep, Open{a, b});
+  if (first.knot) knots.push_back(*first.knot);
+  if (!first.split) return 0;
+  std::vector<Open> open{{a, *first.split, 1}, {*first.split, b, 1}};
+  std::mutex mutex;
+  std::condition_variable changed;
+  unsigned busy = 0;
+  std::exception_ptr failure;
+  std::vector<Engine> twins;
+  twins.reserve(threads - 1);
+  for (unsigned i = 1; i < threads; ++i) twins.push_back(e.twin());
+  auto work = [&](Engine& engine) {
+    std::unique_lock lock(mutex);
+    for (;;) {
+      changed.wait(lock, [&] { return !open.empty() || busy == 0 || failure; });
+      if (open.empty() || failure) return;  // nothing open and nobody who could open more
+      const Open w = open.back();
+      open.pop_back();
+      ++busy;
+      lock.unlock();
+      Step s;
+      try {
+        s = examine(engine, sweep, w);
+      } catch (...) {
+        lock.lock();
+        if (!failure) failure = std::current_exception();
+        --busy;
+        changed.notify_all();
+        return;
+      }
+      lock.lock();
+      if (s.knot) knots.push_back(*s.knot);
+      if (s.split) {
+        open.push_back(Open{w.a, *s.split, w.depth + 1});
+        open.push_back(Open{*s.split, w.b, w.depth + 1});
+      }
+      --busy;
+      changed.notify_all();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (Engine& t : twins) pool.emplace_back(work, std::ref(t));
+  work(e);
+  for (std::thread& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+  uint64_t evaluations = 0;
+  for (const Engine& t : twins) evaluations += t.evaluations();
+  return evaluations;
+}
+
 }  // namespace
 
-Curve exact_curve(Engine& e, Sweep sweep, double x_min, double x_max) {
+Curve exact_curve(Engine& e, Sweep sweep, double x_min, double x_max, unsigned threads) {
   if (!(x_min >= 0) || !(x_max >= x_min)) throw Error(fmt::format("invalid range [{}, {}]", x_min, x_max));
   const uint64_t before = e.evaluations();
   Point a = eval(e, sweep, x_min), b = eval(e, sweep, x_max);
   std::vector<Knot> knots;
-  bisect_tangents(e, sweep, a, b, knots, 0);
-  return assemble(a, b, std::move(knots), e.evaluations() - before);
+  uint64_t twin_evaluations = 0;
+  if (threads > 1)
+    twin_evaluations = bisect_tangents_parallel(e, sweep, a, b, knots, threads);
+  else
+    bisect_tangents(e, sweep, Open{a, b}, knots);
+  return assemble(a, b, std::move(knots), e.evaluations() - before + twin_evaluations);
 }
 
 Curve stepped_curve(Engine& e, Sweep sweep, double x_min, double x_max, double step) {
@@ -85,7 +176,7 @@ Curve stepped_curve(Engine& e, Sweep sweep, double x_min, double x_max, double s
   for (size_t i = 0; i + 1 < grid.size(); ++i) {
     if (close(grid[i].slope, grid[i + 1].slope)) continue;
     const size_t before_refine = knots.size();
-    bisect_tangents(e, sweep, grid[i], grid[i + 1], knots, 0);
+    bisect_tangents(e, sweep, Open{grid[i], grid[i + 1]}, knots);
     // The slope changes exactly at the grid point i + 1 itself (its right-derivative differs).
     if (knots.size() == before_refine && i + 2 < grid.size())
       knots.push_back(Knot{grid[i + 1].x, grid[i + 1].T, grid[i + 1].slope});
@@ -127,6 +218,16 @@ std::optional<double> max_x_within(Engine& e, Sweep sweep, double x0, double bou
     x = std::max(nx, x0);
   }
   return x;
+}
+
+std::optional<double> x_reaching(const Curve& c, double bound) {
+  if (c.segments.empty() || c.segments.front().T_begin > bound) return std::nullopt;
+  for (const Segment& s : c.segments) {
+    if (s.T_end <= bound) continue;
+    // T crosses the bound on this segment (T is non-decreasing and continuous).
+    return s.slope > 0 ? std::clamp(s.x_begin + (bound - s.T_begin) / s.slope, s.x_begin, s.x_end) : s.x_begin;
+  }
+  return std::nullopt;
 }
 
 double curve_value(const Curve& c, double x) {

@@ -13,24 +13,42 @@ using graph::VertexKind;
 using detail::Lin;
 using detail::take;
 
-Engine::Engine(const Graph& g, NetworkModel model) : g_(g), model_(std::move(model)) {
-  order_ = graph::topological_order(g_, model_.loggp.S_bytes);
-  if (!model_.homogeneous()) {
-    if (model_.node_of_rank.size() != g_.num_ranks)
-      throw Error(
-          fmt::format("the rank → node map has {} ranks, the graph {}", model_.node_of_rank.size(), g_.num_ranks));
-    rank_.resize(g_.num_vertices());
-    for (uint32_t r = 0; r < g_.num_ranks; ++r)
-      for (uint64_t v = g_.rank_begin[r]; v < g_.rank_begin[r + 1]; ++v) rank_[v] = r;
-  }
+namespace {
+std::vector<uint32_t> rank_table(const Graph& g, const NetworkModel& m) {
+  std::vector<uint32_t> rank;
+  if (m.homogeneous()) return rank;
+  if (m.node_of_rank.size() != g.num_ranks)
+    throw Error(fmt::format("the rank → node map has {} ranks, the graph {}", m.node_of_rank.size(), g.num_ranks));
+  rank.resize(g.num_vertices());
+  for (uint32_t r = 0; r < g.num_ranks; ++r)
+    for (uint64_t v = g.rank_begin[r]; v < g.rank_begin[r + 1]; ++v) rank[v] = r;
+  return rank;
+}
+}  // namespace
+
+Engine::Engine(const Graph& g, NetworkModel model)
+    : Engine(g, model, std::make_shared<const std::vector<VertexId>>(graph::topological_order(g, model.loggp.S_bytes)),
+             std::make_shared<const std::vector<uint32_t>>(rank_table(g, model))) {}
+
+Engine::Engine(const Graph& g, NetworkModel model, std::shared_ptr<const std::vector<VertexId>> order,
+               std::shared_ptr<const std::vector<uint32_t>> rank)
+    : g_(g), model_(std::move(model)), order_(std::move(order)), rank_(std::move(rank)) {
   base_xL_ = model_.homogeneous() ? model_.loggp.L_ns : 0.0;
   base_xG_ = model_.homogeneous() ? model_.loggp.G_ns_per_byte : 0.0;
   state_.resize(g_.num_vertices());
 }
 
-uint64_t Engine::memory_bytes() const {
-  return order_.capacity() * sizeof(VertexId) + rank_.capacity() * sizeof(uint32_t) + state_.capacity() * sizeof(State);
+Engine Engine::twin() const {
+  Engine t(g_, model_, order_, rank_);
+  t.set_base(base_xL_, base_xG_);
+  return t;
 }
+
+uint64_t Engine::memory_bytes() const {
+  return order_->capacity() * sizeof(VertexId) + rank_->capacity() * sizeof(uint32_t) + twin_bytes();
+}
+
+uint64_t Engine::twin_bytes() const { return state_.capacity() * sizeof(State); }
 
 uint32_t Engine::route_of_send(VertexId send) const { return model_.route_of(rank_of(send), rank_of(g_.peer[send])); }
 
@@ -64,7 +82,7 @@ Point Engine::run(double xL, double xG, Sweep sweep) {
 
   Lin T{0, 0};
   VertexId last = graph::kNoVertex;
-  for (VertexId v : order_) {
+  for (VertexId v : *order_) {
     Lin st{0, 0};
     for (uint64_t i = pred_begin[v], e = pred_begin[v + 1]; i < e; ++i) {
       const uint32_t entry = pred[i];

@@ -34,7 +34,7 @@ struct MessageCost {
 template <bool Uniform>
 struct Terms {
   Terms(const Engine& e, double xL, double xG, Sweep sweep)
-      : g(e.g_), state(e.state_.data()), rank(e.rank_.data()), model(e.model_) {
+      : g(e.g_), state(e.state_.data()), rank(e.rank_->data()), model(e.model_) {
     routes.resize(model.L_const.size());
     for (size_t r = 0; r < routes.size(); ++r) {
       routes[r].lat = model.L_const[r] + model.L_coef[r] * xL;

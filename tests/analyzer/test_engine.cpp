@@ -37,7 +37,67 @@ rank 1 {{ c2: calc 500  r: recv {}b from 0  c3: calc 1000  r requires c2  c3 req
                            "example");
 }
 
+// A two-rank ladder of `stages` round trips: rank 1 computes W_i while rank 0's message and the
+// previous acknowledgement travel, so stage i's message becomes critical once 2L exceeds W_i plus
+// the overheads: one breakpoint per distinct W_i.
+graph::Graph ladder(int stages) {
+  std::string r0, r1;
+  for (int i = 0; i < stages; ++i) {
+    const uint64_t w = 2000 + (static_cast<uint64_t>(i) * 7919) % 150000;  // distinct, shuffled
+    r0 += fmt::format(" s{0}: send 8b to 1 tag {0}  k{0}: recv 8b from 1 tag {1}  k{0} requires s{0}", i, 1000 + i);
+    if (i > 0) r0 += fmt::format("  s{} requires k{}", i, i - 1);
+    r1 += fmt::format(" w{0}: calc {1}  r{0}: recv 8b from 0 tag {0}  a{0}: send 8b to 0 tag {2}", i, w, 1000 + i);
+    r1 += fmt::format("  r{0} requires w{0}  a{0} requires r{0}", i);
+    if (i > 0) r1 += fmt::format("  w{} requires a{}", i, i - 1);
+  }
+  return graph::parse_goal(fmt::format("num_ranks 2\nrank 0 {{{}}}\nrank 1 {{{}}}\n", r0, r1), "ladder");
+}
+
 }  // namespace
+
+// Several engines (Engine::twin) bisecting at once find exactly the serial curve, with the same
+// number of evaluations.
+TEST(Engine, ParallelExactCurveEqualsSerial) {
+  graph::Graph g = ladder(60);
+  Engine e(g, homogeneous_model(params(500, 100, 0.1)));
+  const Curve serial = exact_curve(e, Sweep::L, 0, 100000, 1);
+  ASSERT_GE(serial.breakpoints.size(), 30u);
+  // Exact: the curve is T everywhere (every 25 ns), though some evaluations land on a kink.
+  for (double x = 0; x <= 100000; x += 25) {
+    const double T = e.at_L(x).T;
+    ASSERT_NEAR(curve_value(serial, x), T, 1e-9 * T) << "at L = " << x;
+  }
+  for (unsigned threads : {2u, 3u, 8u}) {
+    SCOPED_TRACE(threads);
+    const Curve parallel = exact_curve(e, Sweep::L, 0, 100000, threads);
+    EXPECT_EQ(parallel.breakpoints, serial.breakpoints);
+    EXPECT_EQ(parallel.evaluations, serial.evaluations);
+    ASSERT_EQ(parallel.segments.size(), serial.segments.size());
+    for (size_t i = 0; i < serial.segments.size(); ++i) {
+      EXPECT_EQ(parallel.segments[i].T_begin, serial.segments[i].T_begin);
+      EXPECT_EQ(parallel.segments[i].slope, serial.segments[i].slope);
+    }
+  }
+  // Tolerances inside the curve's range are read off it; they are where Newton's method lands.
+  AnalyzeOptions opt;
+  opt.tolerance_percent = {1, 2, 5, 50};
+  opt.critical_path = false;
+  const Analysis a = analyze(e, opt);
+  for (const Tolerance& t : a.tolerance) {
+    SCOPED_TRACE(t.percent);
+    ASSERT_TRUE(t.max_L.has_value());
+    const std::optional<double> newton = max_x_within(e, Sweep::L, a.L0, t.T_bound);
+    ASSERT_TRUE(newton.has_value());
+    EXPECT_NEAR(*t.max_L, *newton, 1e-6 * *newton);
+  }
+  // A twin shares the order but not the state: evaluating one leaves the other's result alone.
+  Engine t = e.twin();
+  const Point at0 = e.at_L(0);
+  const double last_start = e.start_value(e.last_vertex());
+  EXPECT_GT(t.at_L(100000).T, at0.T);
+  EXPECT_EQ(e.start_value(e.last_vertex()), last_start);
+  EXPECT_EQ(t.at_L(0).T, at0.T);
+}
 
 // Paper 000 Fig. 4c / slides: T = max(L + 1.115 µs, 1.5 µs), L_c = 0.385 µs.
 TEST(Engine, RunningExampleRuntimeAndSensitivity) {

@@ -149,13 +149,17 @@ void BM_Evaluate(benchmark::State& state, const std::string& name) {
   memory_counters(state, g, e);
 }
 
+// Arg: engines evaluating at once (1: the serial bisection; llamp analyze's default is one per
+// hardware thread).
 void BM_ExactCurve(benchmark::State& state, const std::string& name) {
   const graph::Graph& g = cached(name);
   Engine e(g, homogeneous_model(params()));
+  const unsigned threads = static_cast<unsigned>(state.range(0));
   Curve c;
-  for (auto _ : state) c = exact_curve(e, Sweep::L, 0, 100000);
+  for (auto _ : state) c = exact_curve(e, Sweep::L, 0, 100000, threads);
   state.counters["breakpoints"] = static_cast<double>(c.breakpoints.size());
   state.counters["evaluations"] = static_cast<double>(c.evaluations);
+  state.counters["threads"] = threads;
   memory_counters(state, g, e);
 }
 
@@ -184,8 +188,17 @@ BENCHMARK_CAPTURE(BM_Evaluate, alltoall1024, std::string("alltoall1024"))->Unit(
 BENCHMARK_CAPTURE(BM_Evaluate, halo10M, std::string("halo10M"))->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Evaluate, allreduce10M, std::string("allreduce10M"))->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_TopologicalOrder, halo10M, std::string("halo10M"))->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_ExactCurve, halo10M, std::string("halo10M"))->Unit(benchmark::kSecond)->Iterations(1);
-BENCHMARK_CAPTURE(BM_ExactCurve, allreduce10M, std::string("allreduce10M"))->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_ExactCurve, halo10M, std::string("halo10M"))
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1)
+    ->Arg(1)
+    ->Arg(2);
+BENCHMARK_CAPTURE(BM_ExactCurve, allreduce10M, std::string("allreduce10M"))
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_Analyze, alltoall1024, std::string("alltoall1024"))->Unit(benchmark::kSecond)->Iterations(1);
 
 BENCHMARK_MAIN();

@@ -19,7 +19,12 @@ struct AnalyzeOptions {
   std::vector<double> tolerance_percent{1, 2, 5};
   bool critical_path = true;
   size_t top = 10;
+  unsigned threads = 0;  // engines evaluating the exact curve at once; 0: auto (curve_threads)
 };
+
+// Engines the exact curve may use at once: `requested` if > 0, else one per hardware thread, as
+// many as half the available memory holds (each extra engine needs Engine::twin_bytes()).
+unsigned curve_threads(const Engine& e, unsigned requested);
 
 struct Tolerance {
   double percent = 0;

@@ -22,8 +22,10 @@ struct Curve {
 
 // All breakpoints of T on [x_min, x_max] by tangent intersection: evaluate at both ends, intersect
 // the two supporting lines, evaluate there; if T meets the lines at the intersection it is a
-// breakpoint, otherwise recurse on both halves. About 2 evaluations per breakpoint.
-Curve exact_curve(Engine& e, Sweep sweep, double x_min, double x_max);
+// breakpoint, otherwise recurse on both halves. About 2 evaluations per breakpoint. With
+// threads > 1, that many engines (e and twins of it, Engine::twin) evaluate open intervals at
+// once; the result is the same. e's per-vertex state is left at one of the evaluated points.
+Curve exact_curve(Engine& e, Sweep sweep, double x_min, double x_max, unsigned threads = 1);
 
 // Paper 000's Algorithm 2 counterpart with a resolution: evaluate at x_max, x_max − step, ...,
 // x_min, and refine every interval where the slope changes with exact_curve (so the breakpoints
@@ -37,5 +39,10 @@ std::optional<double> max_x_within(Engine& e, Sweep sweep, double x0, double bou
 
 // T at x read off a curve (x inside its range).
 double curve_value(const Curve& c, double x);
+
+// The largest x of the curve's range with T(x) ≤ bound, read off its segments; nullopt when T
+// stays within the bound up to the range's end (the answer lies beyond it) or exceeds it at the
+// start.
+std::optional<double> x_reaching(const Curve& c, double bound);
 
 }  // namespace llamp::analyzer

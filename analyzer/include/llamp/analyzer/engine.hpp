@@ -13,6 +13,7 @@
 // variable (xL or xG, network.hpp); a max() with tied values keeps the larger slope, so the
 // result is the right-derivative of the convex piecewise-linear T.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -38,6 +39,9 @@ class Engine {
  public:
   // Computes the topological order for the model's S once (throws graph::CycleError).
   Engine(const graph::Graph& g, NetworkModel model);
+  // Another engine on the same graph and model, for evaluating at other points concurrently: it
+  // shares the topological order and the rank table (read-only) and has its own per-vertex state.
+  Engine twin() const;
 
   // T at (xL, xG), with the slope with respect to `sweep`. Keeps per-vertex start times for
   // critical_path() until the next call.
@@ -58,7 +62,7 @@ class Engine {
   const graph::Graph& graph() const { return g_; }
   const NetworkModel& model() const { return model_; }
   NetworkModel& model() { return model_; }
-  std::span<const graph::VertexId> order() const { return order_; }
+  std::span<const graph::VertexId> order() const { return *order_; }
 
   // Results of the last evaluate(): per-vertex start time and its slope, and the vertex whose end
   // is T.
@@ -72,10 +76,11 @@ class Engine {
   double message_latency(graph::VertexId send) const;
   double message_gap(graph::VertexId send) const;
   uint32_t route_of_send(graph::VertexId send) const;
-  uint32_t rank_of(graph::VertexId v) const { return rank_.empty() ? g_.rank_of(v) : rank_[v]; }
+  uint32_t rank_of(graph::VertexId v) const { return rank_->empty() ? g_.rank_of(v) : (*rank_)[v]; }
 
-  // Working memory of the engine in bytes (order + per-vertex state).
+  // Working memory of the engine in bytes (order + per-vertex state), and what a twin() adds.
   uint64_t memory_bytes() const;
+  uint64_t twin_bytes() const;
 
  private:
   template <bool Uniform>
@@ -85,8 +90,10 @@ class Engine {
 
   const graph::Graph& g_;
   NetworkModel model_;
-  std::vector<graph::VertexId> order_;
-  std::vector<uint32_t> rank_;  // only for heterogeneous models
+  Engine(const graph::Graph& g, NetworkModel model, std::shared_ptr<const std::vector<graph::VertexId>> order,
+         std::shared_ptr<const std::vector<uint32_t>> rank);
+  std::shared_ptr<const std::vector<graph::VertexId>> order_;
+  std::shared_ptr<const std::vector<uint32_t>> rank_;  // only for heterogeneous models (else empty)
   // Start time and slope of each vertex, side by side: the pass reads both for every predecessor.
   struct State {
     double t, d;
