@@ -45,7 +45,7 @@ def build(campaign):
     missing = [r["delta_ns"] for r in rows if "mean_ns" not in r]
     result = {
         "app": campaign.app, "ranks": campaign.ranks, "reps": campaign.reps,
-        "deltas_ns": campaign.deltas_ns, "mpi_env": campaign.mpi_env,
+        "deltas_ns": campaign.deltas_ns, "mpi_env": campaign.mpi_env, "launcher": list(campaign.mpiexec),
         "injector_prefix": campaign.injector_prefix or None,
         "L0_ns": L0, "per_delta": rows,
         "attempts": len(records),
@@ -227,6 +227,9 @@ def markdown(campaign, result):
     if result["slots_without_success"]:
         lines += [f"Slots with no successful run: {result['slots_without_success']} "
                   f"(resume with `llamp-campaign resume {campaign.out_dir}`).", ""]
+    env = " ".join(f"{k}={v}" for k, v in sorted(campaign.mpi_env.items()))
+    lines += [f"Every run, traced or not, was launched as `{(env + ' ') if env else ''}{' '.join(campaign.mpiexec)} "
+              f"-n {campaign.ranks} APP` (docs/campaign.md, 'Environment of all runs').", ""]
     lines += ["Runtime of a run: max over ranks of (MPI_Finalize start − MPI_Init end), measured by "
               "libllamp_runtime_timer.so; predicted runtime: `llamp analyze` T(L0 + ΔL). Rounds are "
               "shuffled permutations of the ΔL list. Files: runs.csv (every attempt), summary.csv, measured.csv "
