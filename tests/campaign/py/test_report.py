@@ -103,6 +103,11 @@ class ReportTest(unittest.TestCase):
             text = f.read()
         self.assertIn("RRMSE 0.81 %", text)
         self.assertIn("excluded from every mean", text)
+        # How every run was launched (pinning, environment), for a reviewer to see.
+        launch = f"{' '.join(c.mpiexec)} -n 2 APP"
+        self.assertIn(launch, text)
+        with open(c.path("report.json")) as f:
+            self.assertEqual(json.load(f)["launcher"], c.mpiexec)
 
     def test_long_critical_latency_list_is_summarised(self):
         many = [1000.0 * k for k in range(1, 101)]  # ΔL 1..100 µs: an app with many waits
