@@ -145,6 +145,20 @@ TEST(Engine, AlgorithmTwoSweepFindsTheSameBreakpoints) {
   EXPECT_GE(c.evaluations, 4u);  // at least the grid 500, 400, 300, 200
 }
 
+// A tolerance read off the curve: inside the range exact, outside it nothing (Newton takes over).
+TEST(Engine, XReachingReadsTheBoundOffTheCurve) {
+  graph::Graph g = example();
+  Engine e(g, homogeneous_model(params(500, 0, 5)));
+  const Curve c = exact_curve(e, Sweep::L, 200, 500);  // breakpoint at 385
+  ASSERT_EQ(c.breakpoints.size(), 1u);
+  const double T385 = e.at_L(385).T;
+  EXPECT_NEAR(*x_reaching(c, T385), 385, 1e-9);
+  const double mid = e.at_L(450).T;
+  EXPECT_NEAR(*x_reaching(c, mid), 450, 1e-9);
+  EXPECT_FALSE(x_reaching(c, e.at_L(200).T - 1).has_value());  // already above at the start
+  EXPECT_FALSE(x_reaching(c, e.at_L(500).T + 1).has_value());  // reached only beyond the range
+}
+
 // Fig. 4b: with c0 = 1 µs the message is always critical: T = L + 2.015 µs, no critical latency.
 TEST(Engine, LateSenderKeepsMessageCritical) {
   graph::Graph g = example_with(1000, 4);
