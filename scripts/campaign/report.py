@@ -25,6 +25,20 @@ def _traced_runs(campaign):
         return json.load(f)
 
 
+def _one_core_per_threaded_rank(campaign, trace_dir):
+    """True when the traced application asked for MPI_THREAD_MULTIPLE and every rank was pinned
+    to a single core: its threads then shared that core in every run."""
+    launcher = list(campaign.mpiexec)
+    pinned_alone = any(a == "-bind-to" and b in ("core", "hwthread") for a, b in zip(launcher, launcher[1:]))
+    if not pinned_alone or not trace_dir:
+        return False
+    try:
+        with open(os.path.join(trace_dir, "meta.json")) as f:
+            return json.load(f).get("thread_level") == "MPI_THREAD_MULTIPLE"
+    except (OSError, ValueError):
+        return False
+
+
 def build(campaign):
     """Everything the report says, as one JSON-ready dict."""
     records = runs.load_records(campaign)
@@ -60,6 +74,7 @@ def build(campaign):
     result["kept_trace"] = traced.get("kept_trace")
     result["trace_dir"] = traced.get("trace_dir")
     result["traces_interleaved"] = bool(traced.get("interleaved"))
+    result["threaded_ranks_on_one_core"] = _one_core_per_threaded_rank(campaign, result["trace_dir"])
     # The prediction's computation times are one traced run's: their spread over the K traced runs
     # is noise the prediction inherits, which the noise floor of the measured means does not show.
     runtimes = result["traced_runtimes_ns"]
@@ -230,6 +245,10 @@ def markdown(campaign, result):
     env = " ".join(f"{k}={v}" for k, v in sorted(campaign.mpi_env.items()))
     lines += [f"Every run, traced or not, was launched as `{(env + ' ') if env else ''}{' '.join(campaign.mpiexec)} "
               f"-n {campaign.ranks} APP` (docs/campaign.md, 'Environment of all runs').", ""]
+    if result.get("threaded_ranks_on_one_core"):
+        lines += ["**Note:** the application runs MPI_THREAD_MULTIPLE and each rank was pinned to one core, so its "
+                  "threads shared that core in every run; `--bind-to core:N` gives each rank N cores, "
+                  "`--bind-to none` leaves placement to the OS.", ""]
     lines += ["Runtime of a run: max over ranks of (MPI_Finalize start − MPI_Init end), measured by "
               "libllamp_runtime_timer.so; predicted runtime: `llamp analyze` T(L0 + ΔL). Rounds are "
               "shuffled permutations of the ΔL list. Files: runs.csv (every attempt), summary.csv, measured.csv "

@@ -109,6 +109,21 @@ class ReportTest(unittest.TestCase):
         with open(c.path("report.json")) as f:
             self.assertEqual(json.load(f)["launcher"], c.mpiexec)
 
+    def test_note_when_threaded_ranks_share_one_core(self):
+        c = hand_made_campaign(self)
+        trace = c.path("trace-1")
+        os.makedirs(trace)
+        with open(os.path.join(trace, "meta.json"), "w") as f:
+            json.dump({"format": "llamp-trace", "ranks": 2, "thread_level": "MPI_THREAD_MULTIPLE"}, f)
+        with open(c.path("trace.done.json"), "w") as f:
+            json.dump({"trace_dir": trace, "kept_trace": 1, "traced_runtime_ns": 1.0e9}, f)
+        for launcher, noted in ((["mpiexec", "-bind-to", "core"], True), (["mpiexec", "-bind-to", "core:3"], False),
+                                (["mpiexec"], False)):
+            c.mpiexec = launcher
+            r = report.build(c)
+            self.assertEqual(r["threaded_ranks_on_one_core"], noted, launcher)
+            self.assertEqual("threads shared that core" in report.markdown(c, r), noted, launcher)
+
     def test_long_critical_latency_list_is_summarised(self):
         many = [1000.0 * k for k in range(1, 101)]  # ΔL 1..100 µs: an app with many waits
         text = report._critical_list(many)
