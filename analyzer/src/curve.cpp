@@ -174,12 +174,8 @@ Curve stepped_curve(Engine& e, Sweep sweep, double x_min, double x_max, double s
   // the curve all the same, so keep them as segment boundaries only where a breakpoint is.
   std::vector<Knot> knots;
   for (size_t i = 0; i + 1 < grid.size(); ++i) {
-    if (close(grid[i].slope, grid[i + 1].slope)) continue;
-    const size_t before_refine = knots.size();
-    bisect_tangents(e, sweep, Open{grid[i], grid[i + 1]}, knots);
-    // The slope changes exactly at the grid point i + 1 itself (its right-derivative differs).
-    if (knots.size() == before_refine && i + 2 < grid.size())
-      knots.push_back(Knot{grid[i + 1].x, grid[i + 1].T, grid[i + 1].slope});
+    // A slope change exactly at grid point i + 1 is found too (the lines meet at that end).
+    if (!close(grid[i].slope, grid[i + 1].slope)) bisect_tangents(e, sweep, Open{grid[i], grid[i + 1]}, knots);
   }
   return assemble(grid.front(), grid.back(), std::move(knots), e.evaluations() - before);
 }

@@ -78,6 +78,11 @@ TEST(Engine, ParallelExactCurveEqualsSerial) {
       EXPECT_EQ(parallel.segments[i].slope, serial.segments[i].slope);
     }
   }
+  // The Algorithm 2 style sweep finds the same breakpoints, including kinks on its grid points.
+  const Curve stepped = stepped_curve(e, Sweep::L, 0, 100000, 5000);
+  ASSERT_EQ(stepped.breakpoints.size(), serial.breakpoints.size());
+  for (size_t i = 0; i < serial.breakpoints.size(); ++i)
+    EXPECT_NEAR(stepped.breakpoints[i], serial.breakpoints[i], 1e-6) << i;
   // Tolerances inside the curve's range are read off it; they are where Newton's method lands.
   AnalyzeOptions opt;
   opt.tolerance_percent = {1, 2, 5, 50};
