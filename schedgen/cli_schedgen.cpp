@@ -71,7 +71,8 @@ void run(const CliArgs& a) {
   if (st.sync_acks) fmt::print("  {} acknowledgement(s) of synchronous sends added\n", st.sync_acks);
   if (st.polled_completions)
     fmt::print(
-        "  {} completion(s) found by polling: lag vertices capped at half the polling period, {:.2f} us on "
+        "  {} completion(s) found by polling: lag vertices capped at the expected lag (half a polling period, 1.5 for "
+        "MPI_Iprobe/MPI_Improbe), {:.2f} us on "
         "average (llamp analyze resolves them at L0)\n",
         st.polled_completions, static_cast<double>(st.poll_lag_ns) / 1e3 / st.polled_completions);
   if (st.initiation_calls)

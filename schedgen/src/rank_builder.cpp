@@ -65,13 +65,16 @@ void RankBuilder::account_time(const Event& e) {
 // ---------------------------------------------------------------- polling
 //
 // A rank that polls (MPI_Test* or MPI_Iprobe/MPI_Improbe, with work between the calls) notices a
-// completion at its first poll after the completion happened, not at once: on average half a
-// polling period later when the message's arrival is not tied to the polling rhythm. The trace
-// shows that period (the time from the first failed poll to the one that found something, over
-// the failed ones); the graph adds half of it between the completion and what waits for it.
-// Without it, a rank whose polls wait for a late message is predicted to see it the instant it
-// arrives, and every polled wait costs measured runs half a period more than predicted
-// (docs/schedgen.md, "Polling").
+// completion at a poll after the completion happened, not at once. MPI_Test* progress the library
+// before they look, so the first poll after an arrival sees it: on average half a polling period
+// later when the arrival is not tied to the polling rhythm. MPI_Iprobe/MPI_Improbe look first
+// and progress only when they found nothing (MPICH's MPID_Iprobe, Open MPI's ob1 alike): the first
+// poll after an arrival pulls the message into MPI but has already missed it, and the second finds
+// it, one and a half periods later on average. The trace shows the period (the time from the
+// first failed poll to the one that found something, over the failed ones); the graph adds that
+// expected lag between the completion and what waits for it. Without it, a rank whose polls wait
+// for a late message is predicted to see it the instant it arrives, and every polled wait costs
+// measured runs that lag more than predicted (docs/schedgen.md, "Polling").
 
 namespace {
 enum class Poll : uint8_t { none, failed, found };
@@ -89,6 +92,9 @@ Poll poll_outcome(const Event& e) {
       return Poll::none;
   }
 }
+
+// Polls that look for the message before they progress the library (see above).
+bool probes_before_progress(Call c) { return c == Call::Iprobe || c == Call::Improbe; }
 }  // namespace
 
 // ---------------------------------------------------------------- calls that cannot wait
@@ -141,8 +147,10 @@ void RankBuilder::track_polling(const Event& e) {
       ++chain_.poll_fails;
       return;
     case Poll::found:
-      if (chain_.poll_fails > 0 && e.t_start_ns > chain_.poll_first_ns)
-        found_lag_ns_ = (e.t_start_ns - chain_.poll_first_ns) / chain_.poll_fails / 2;
+      if (chain_.poll_fails > 0 && e.t_start_ns > chain_.poll_first_ns) {
+        const uint64_t period = (e.t_start_ns - chain_.poll_first_ns) / chain_.poll_fails;
+        found_lag_ns_ = period / 2 + (probes_before_progress(e.call) ? period : 0);
+      }
       chain_.poll_fails = 0;
       return;
     case Poll::none:

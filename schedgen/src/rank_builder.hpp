@@ -110,7 +110,8 @@ class RankBuilder {
   // that follows it (Options::initiation_time); `alone`: a collective over one rank.
   void count_initiation_time(const trace::Event& e, bool alone = false);
   // Polling loops (docs/schedgen.md, "Polling"): counts failed polls and, for a poll that found
-  // something after failed ones, sets found_lag_ns_ to half the loop's polling period.
+  // something after failed ones, sets found_lag_ns_ to its expected lag (half a polling period, one and a half for
+  // probes).
   void track_polling(const trace::Event& e);
   // Makes the next computation wait for `r`, noticed `lag_ns` after it completed (0: at once).
   void wait_for(Ref r, uint64_t lag_ns);

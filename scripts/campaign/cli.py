@@ -9,6 +9,7 @@ from .runtime_records import RecordError
 USAGE = """llamp-campaign [options] -- APP [APP ARGS...]     run a campaign
        llamp-campaign resume DIR [--mode local|slurm]  finish the runs without a success
        llamp-campaign report DIR                       rewrite the report from the records
+       llamp-campaign repredict DIR [--schedgen-arg A]  graph + analysis again from the kept trace, then the report
        llamp-campaign prepare DIR | run-slot DIR K     (steps, used by the Slurm jobs)"""
 
 DEFAULT_DELTAS = "0,10,20,30,40,50,60,70,80,90,100"
@@ -179,7 +180,7 @@ def _main(argv):
     if argv and argv[0] in ("-h", "--help"):
         run_parser().print_help()
         return 0
-    command = argv[0] if argv and argv[0] in ("resume", "report", "prepare", "run-slot") else "run"
+    command = argv[0] if argv and argv[0] in ("resume", "report", "repredict", "prepare", "run-slot") else "run"
     if command == "run":
         c, args = new_campaign(argv)
         if args.mode == "slurm":
@@ -191,6 +192,9 @@ def _main(argv):
     p.add_argument("dir")
     if command == "run-slot":
         p.add_argument("slot", type=int)
+    if command == "repredict":
+        p.add_argument("--schedgen-arg", action="append", default=None,
+                       help="replaces the campaign's llamp schedgen arguments (repeatable)")
     if command == "resume":
         p.add_argument("--mode", choices=["local", "slurm"], default="local")
         p.add_argument("--sbatch-arg", action="append", default=[])
@@ -205,6 +209,17 @@ def _main(argv):
         record = runs.run_slot(c, c.schedule[args.slot], _log)
         return 0 if record["status"] == runs.OK else 3
     elif command == "report":
+        report.write(c, _log)
+    elif command == "repredict":
+        if c.no_prediction:
+            raise SystemExit("llamp-campaign: this campaign was run with --no-prediction")
+        if args.schedgen_arg is not None:
+            c.schedgen_args = args.schedgen_arg
+            c.save()
+        try:
+            prepare.repredict(c, _log)
+        except prepare.StepError as e:
+            raise SystemExit(f"llamp-campaign: {e}")
         report.write(c, _log)
     elif command == "resume":
         if args.mode == "slurm":

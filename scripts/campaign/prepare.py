@@ -201,7 +201,10 @@ def settle_traces(campaign, log=print):
 
 def trace_location(campaign):
     with open(campaign.path("trace.done.json")) as f:
-        return json.load(f)["trace_dir"]
+        done = json.load(f)
+    if not done.get("given") and "kept_trace" in done:
+        return trace_run_dirs(campaign, done["kept_trace"])[0]  # inside the folder, which may have moved
+    return done["trace_dir"]
 
 
 def build_graph(campaign, log=print, trace_dir=None):
@@ -251,6 +254,22 @@ def analyze(campaign, log=print):
     os.replace(target + ".tmp", target)
     log(f"analysis: {target}")
     return target
+
+
+def repredict(campaign, log=print):
+    """`llamp-campaign repredict`: the graph and the analysis again from the kept trace and
+    params.json, with the llamp the campaign names (e.g. after an upgrade or with other
+    --schedgen-arg); the measured runs stay. The previous graph and analysis are kept as
+    *.previous."""
+    if not os.path.exists(campaign.path("trace.done.json")):
+        raise StepError("no kept trace yet (trace.done.json); finish the campaign with 'llamp-campaign resume'")
+    if not os.path.exists(campaign.path("params.json")):
+        raise StepError("no params.json yet; finish the campaign with 'llamp-campaign resume'")
+    for name in ("app.goal", "analysis.json"):
+        if os.path.exists(campaign.path(name)):
+            os.replace(campaign.path(name), campaign.path(name + ".previous"))
+    build_graph(campaign, log)
+    analyze(campaign, log)
 
 
 def prepare(campaign, log=print, first_trace_only=False):

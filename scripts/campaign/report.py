@@ -5,6 +5,7 @@ import json
 import os
 
 from . import prediction as prediction_mod
+from . import prepare
 from . import runs, stats, units
 
 
@@ -72,7 +73,7 @@ def build(campaign):
     result["traced_runtimes_ns"] = traced.get("traced_runtimes_ns",
                                               [] if result["traced_runtime_ns"] is None else [result["traced_runtime_ns"]])
     result["kept_trace"] = traced.get("kept_trace")
-    result["trace_dir"] = traced.get("trace_dir")
+    result["trace_dir"] = prepare.trace_location(campaign) if traced else None
     result["traces_interleaved"] = bool(traced.get("interleaved"))
     result["threaded_ranks_on_one_core"] = _one_core_per_threaded_rank(campaign, result["trace_dir"])
     # The prediction's computation times are one traced run's: their spread over the K traced runs

@@ -133,7 +133,9 @@ TEST(SchedgenP2P, PolledCompletionIsNoticedHalfAPollingPeriodLate) {
 }
 
 // An MPI_Iprobe loop that found a message hands its lag to the receive that takes the message, and
-// that receive counts as posted at the loop's start: the message arrived while the loop ran.
+// that receive counts as posted at the loop's start: the message arrived while the loop ran. The
+// lag is one and a half polling periods: MPI_Iprobe looks before it progresses, so the poll after
+// the arrival pulls the message in and the next one finds it.
 TEST(SchedgenP2P, IprobeLoopLagGoesToTheReceiveThatFollows) {
   TraceSpec t(2);
   t[0].add(Call::Iprobe).value = 0;  // polls start at 0 and 50, found at 100: period 50
@@ -148,7 +150,7 @@ TEST(SchedgenP2P, IprobeLoopLagGoesToTheReceiveThatFollows) {
   ASSERT_EQ(kinds_of(g, 0), "c c r c c");
   EXPECT_EQ(value(g, 0, 1), 80u);           // the loop's computation between the polls
   EXPECT_EQ(preds_of(g, 0, 2), (V{"R0"}));  // the receive is posted where the loop began
-  EXPECT_EQ(value(g, 0, 3), 25u);           // half the 50 ns polling period
+  EXPECT_EQ(value(g, 0, 3), 75u);           // one and a half 50 ns polling periods
   EXPECT_EQ(preds_of(g, 0, 3), (V{"R2"}));
   EXPECT_EQ(preds_of(g, 0, 4), (V{"R1", "R3"}));  // after the loop and after noticing the message
   EXPECT_EQ(st.polled_completions, 1u);
@@ -342,6 +344,28 @@ TEST(SchedgenP2P, MatchedProbeIsTheReceive) {
   EXPECT_EQ(kinds_of(g, 1), "c r c");
   EXPECT_EQ(peer_rank(g, 1, 1), 0u);
   EXPECT_EQ(value(g, 1, 2), 20u);  // the gap before Mrecv; Mrecv's own time is not computation
+}
+
+// An MPI_Improbe loop looks before it progresses, like MPI_Iprobe: the message it found is noticed
+// one and a half polling periods after it arrived; an MPI_Test loop half a period.
+TEST(SchedgenP2P, ImprobeLoopIsNoticedOneAndAHalfPeriodsLate) {
+  TraceSpec t(2);
+  t[0].send(1, 2, 12);
+  t[1].add(Call::Improbe);  // polls start at 0 and 60, found at 120: period 60
+  t[1].compute(50).add(Call::Improbe);
+  Event& found = t[1].compute(50).add(Call::Improbe);
+  found.peer = trace::kAnySource;
+  found.tag = trace::kAnyTag;
+  found.request = 77;
+  found.completions.push_back(Completion{0, 0, 0, 2, 12, false});
+  t[1].compute(20).add(Call::Mrecv).requests = {77};
+  Stats st;
+  graph::Graph g = build_graph(t.write("improbe_lag"), {}, &st);
+  ASSERT_EQ(kinds_of(g, 1), "c r c c");  // the loop's calc, the receive, the lag, the calc after
+  EXPECT_EQ(value(g, 1, 2), 90u);        // one and a half 60 ns periods
+  EXPECT_EQ(preds_of(g, 1, 2), (V{"R1"}));
+  EXPECT_EQ(st.polled_completions, 1u);
+  EXPECT_EQ(st.poll_lag_ns, 90u);
 }
 
 // Graph tags: world tags unchanged, other communicators get their own tags, so GOAL's

@@ -66,6 +66,23 @@ class LocalCampaignTest(unittest.TestCase):
                      "campaign.png"):
             self.assertTrue(os.path.getsize(os.path.join(out, name)) > 0, name)
 
+        # `repredict` in the moved folder: graph and analysis again from the kept trace, with other
+        # schedgen arguments; the measured runs stay, the old graph is kept as app.goal.previous.
+        moved = out + "-moved"
+        os.rename(out, moved)
+        campaign("repredict", moved, "--schedgen-arg=--no-initiation-time")
+        self.assertTrue(os.path.getsize(os.path.join(moved, "app.goal.previous")) > 0)
+        with open(os.path.join(moved, "logs", "schedgen.log")) as f:
+            last = [line for line in f if line.startswith("$ ")][-1]
+        self.assertIn(os.path.join(moved, f"trace-{report['kept_trace']}") + " ", last)
+        self.assertIn("--no-initiation-time", last)
+        with open(os.path.join(moved, "campaign.json")) as f:
+            self.assertEqual(json.load(f)["schedgen_args"], ["--no-initiation-time"])
+        with open(os.path.join(moved, "report.json")) as f:
+            again = json.load(f)
+        self.assertEqual([r["mean_ns"] for r in again["per_delta"]], [r["mean_ns"] for r in report["per_delta"]])
+        self.assertEqual(again["trace_dir"], os.path.join(moved, f"trace-{report['kept_trace']}"))
+
 
 if __name__ == "__main__":
     unittest.main()
