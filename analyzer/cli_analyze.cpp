@@ -129,9 +129,7 @@ void run_analyze(const AnalyzeArgs& a) {
   LogGPParams params = a.params.empty() ? LogGPParams{} : read_loggp_params(a.params);
   for (auto& [flag, value] : a.flags) set_loggp_flag(params, flag, value);
   const LogGP p = resolve(params);
-  if (p.g_ns > 0)
-    fmt::print(stderr, "llamp: note: g = {} ns is not part of the path model (as in LLAMP's LP); it is ignored\n",
-               p.g_ns);
+  note_parameters_outside_the_path_model(p);
 
   graph::Graph g = graph::load_graph(a.graph);
   NodeMap nodes;

@@ -27,6 +27,7 @@ struct CliArgs {
   bool allow_truncated = false;
   bool no_poll_lag = false;
   bool no_initiation_time = false;
+  std::string collective_overhead = "0ns";
 };
 
 void run(const CliArgs& a) {
@@ -38,6 +39,7 @@ void run(const CliArgs& a) {
   opts.allow_truncated = a.allow_truncated;
   opts.poll_lag = !a.no_poll_lag;
   opts.initiation_time = !a.no_initiation_time;
+  opts.collective_overhead_ns = units::parse_time_ns(a.collective_overhead, "--collective-overhead");
 
   namespace fs = std::filesystem;
   const std::string ext = fs::path(a.output).extension().string();
@@ -80,6 +82,9 @@ void run(const CliArgs& a) {
         "  {} call(s) that return without waiting (MPI_Isend, MPI_Startall, ...): {:.3f} ms inside them counted "
         "as computation\n",
         st.initiation_calls, static_cast<double>(st.initiation_ns) / 1e6);
+  if (st.collective_overhead_calls)
+    fmt::print("  {} blocking collective call(s) over several ranks: {} ns of computation added at the start of each\n",
+               st.collective_overhead_calls, opts.collective_overhead_ns);
   if (st.proc_null_ops) fmt::print("  {} MPI_PROC_NULL operation(s) left out\n", st.proc_null_ops);
   if (st.failed_calls) fmt::print("  {} call(s) that returned an MPI error skipped\n", st.failed_calls);
   if (st.never_completed)
@@ -107,12 +112,17 @@ void register_cli(CLI::App& app) {
                 "Accept truncated rank traces: cut every rank where the first truncated one ends");
   sub->add_flag("--no-poll-lag", args->no_poll_lag,
                 "Completions found by polling loops (MPI_Test*, MPI_Iprobe, MPI_Improbe) are noticed the instant "
-                "they happen, instead of up to half a polling period later (a lag llamp analyze resolves at L0)");
+                "they happen, instead of half a polling period later (1.5 for MPI_Iprobe/MPI_Improbe; a lag llamp "
+                "analyze resolves at L0)");
   sub->add_flag("--no-initiation-time", args->no_initiation_time,
                 "Do not count the time inside calls that return without waiting (MPI_Isend, MPI_Irecv, MPI_Startall, "
                 "*_init, MPI_Request_free, nonblocking collectives' start, collectives over one rank) as computation: "
                 "only the gaps between "
                 "calls, as LogGOPSim's Schedgen does");
+  sub->add_option("--collective-overhead", args->collective_overhead,
+                  "CPU time of a blocking collective call beyond the messages of its algorithm (o_coll of "
+                  "llamp-loggp's params.json, e.g. 400ns), added as computation at the start of every blocking "
+                  "collective over two or more ranks (default 0ns)");
   sub->callback([args] { run(*args); });
 }
 

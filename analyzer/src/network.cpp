@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
@@ -9,6 +11,17 @@
 #include "llamp/error.hpp"
 
 namespace llamp::analyzer {
+
+void note_parameters_outside_the_path_model(const LogGP& p) {
+  if (p.g_ns > 0)
+    fmt::print(stderr, "llamp: note: g = {} ns is not part of the path model (as in LLAMP's LP); it is ignored\n",
+               p.g_ns);
+  if (p.o_coll_ns > 0)
+    fmt::print(stderr,
+               "llamp: note: o_coll = {} ns is not part of the path model; `llamp schedgen --collective-overhead` "
+               "puts it into the graph\n",
+               p.o_coll_ns);
+}
 
 NetworkModel homogeneous_model(const LogGP& p) {
   NetworkModel m;

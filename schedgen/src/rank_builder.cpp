@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "llamp/error.hpp"
 
@@ -740,6 +741,15 @@ void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, co
   chain_.poll_fails = 0;
   chain_.probe_lag_ns = 0;
   chain_.probe_loop_calc = kNone;
+  // A collective over one rank waits for nobody: all its time is this rank's (an MPI_Allreduce
+  // over a one-rank row communicator copies and returns).
+  const bool alone = members.size() == 1;
+  const bool blocking = trace::call_family(e.call) == Family::collective;
+  if (blocking && !alone && ctx_.options.collective_overhead_ns > 0) {
+    // MPICH's own work in the call comes before the algorithm's first message.
+    chain_.pending_calc_ns += static_cast<uint64_t>(std::llround(ctx_.options.collective_overhead_ns));
+    ++ctx_.stats.collective_overhead_calls;
+  }
   uint64_t c = flush_calc();
   op_vertices.assign(schedule.ops.size(), kNone);
   for (uint32_t k = 0; k < schedule.ops.size(); ++k) {
@@ -752,10 +762,7 @@ void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, co
     for (uint32_t d : deps) sink_.requires_edge(rank_, v, op_vertices[d]);
   }
   std::vector<uint32_t> exits = schedule.exits();
-  // A collective over one rank waits for nobody: all its time is this rank's (an MPI_Allreduce
-  // over a one-rank row communicator copies and returns).
-  const bool alone = members.size() == 1;
-  if (trace::call_family(e.call) == Family::collective) {
+  if (blocking) {
     for (uint32_t k : exits) chain_.pending_req.push_back(op_vertices[k]);
     if (exits.empty()) chain_.pending_req.push_back(c);
     count_initiation_time(e, alone);

@@ -207,16 +207,44 @@ def trace_location(campaign):
     return done["trace_dir"]
 
 
+def schedgen_arguments(campaign):
+    """The campaign's schedgen arguments, plus `--collective-overhead` from params.json's o_coll_ns
+    (llamp-loggp measures it) once the parameters exist, unless the user gave one."""
+    args = list(campaign.schedgen_args)
+    if any(a == "--collective-overhead" or a.startswith("--collective-overhead=") for a in args):
+        return args
+    try:
+        with open(campaign.path("params.json")) as f:
+            o_coll = float(json.load(f).get("o_coll_ns", 0.0))
+    except FileNotFoundError:
+        return args
+    if o_coll > 0:
+        args += ["--collective-overhead", f"{o_coll:.1f}ns"]
+    return args
+
+
 def build_graph(campaign, log=print, trace_dir=None):
-    """(c1) llamp schedgen TRACE -o app.goal (TRACE: the kept trace unless given)."""
+    """(c1) llamp schedgen TRACE -o app.goal (TRACE: the kept trace unless given). app.goal.json
+    records the arguments it was made with; a graph made with others (e.g. before params.json
+    supplied the collective overhead) is made again."""
     goal = campaign.path("app.goal")
+    record = goal + ".json"
+    args = schedgen_arguments(campaign)
     if os.path.exists(goal):
-        return goal
+        if not os.path.exists(record):
+            return goal  # a campaign from before the record: keep what it predicted with
+        with open(record) as f:
+            if json.load(f).get("schedgen_args") == args:
+                return goal
     _require(campaign.tools.llamp, "the llamp CLI")
-    cmd = [campaign.tools.llamp, "schedgen", trace_dir or trace_location(campaign), "-o", goal + ".tmp.goal"] + list(
-        campaign.schedgen_args)
+    cmd = [campaign.tools.llamp, "schedgen", trace_dir or trace_location(campaign), "-o", goal + ".tmp.goal"] + args
     _run_step(campaign, "schedgen", cmd, dict(os.environ), attempts=1)
     os.replace(goal + ".tmp.goal", goal)
+    with open(record + ".tmp", "w") as f:
+        json.dump({"schedgen_args": args}, f)
+    os.replace(record + ".tmp", record)
+    if os.path.exists(campaign.path("analysis.json")):
+        os.remove(campaign.path("analysis.json"))  # it analysed the graph just replaced
     log(f"graph: {goal}")
     return goal
 
@@ -268,13 +296,16 @@ def repredict(campaign, log=print):
     for name in ("app.goal", "analysis.json"):
         if os.path.exists(campaign.path(name)):
             os.replace(campaign.path(name), campaign.path(name + ".previous"))
+    if os.path.exists(campaign.path("app.goal.json")):
+        os.remove(campaign.path("app.goal.json"))
     build_graph(campaign, log)
     analyze(campaign, log)
 
 
 def prepare(campaign, log=print, first_trace_only=False):
-    # The graph comes first so `--o-size auto` can read the application's message sizes.
     trace_dir = trace_application(campaign, log, first_trace_only)
-    build_graph(campaign, log, trace_dir)
+    if campaign.o_size == "auto":
+        build_graph(campaign, log, trace_dir)  # `--o-size auto` reads the application's message sizes
     measure_parameters(campaign, log)
+    build_graph(campaign, log, trace_dir)  # again if params.json brought a collective overhead
     analyze(campaign, log)

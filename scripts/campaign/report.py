@@ -26,6 +26,15 @@ def _traced_runs(campaign):
         return json.load(f)
 
 
+def _graph_arguments(campaign):
+    """The llamp schedgen arguments app.goal was made with (app.goal.json), None if unrecorded."""
+    try:
+        with open(campaign.path("app.goal.json")) as f:
+            return json.load(f).get("schedgen_args")
+    except FileNotFoundError:
+        return None
+
+
 def _one_core_per_threaded_rank(campaign, trace_dir):
     """True when the traced application asked for MPI_THREAD_MULTIPLE and every rank was pinned
     to a single core: its threads then shared that core in every run."""
@@ -75,6 +84,7 @@ def build(campaign):
     result["kept_trace"] = traced.get("kept_trace")
     result["trace_dir"] = prepare.trace_location(campaign) if traced else None
     result["traces_interleaved"] = bool(traced.get("interleaved"))
+    result["schedgen_args"] = _graph_arguments(campaign)
     result["threaded_ranks_on_one_core"] = _one_core_per_threaded_rank(campaign, result["trace_dir"])
     # The prediction's computation times are one traced run's: their spread over the K traced runs
     # is noise the prediction inherits, which the noise floor of the measured means does not show.
@@ -206,6 +216,10 @@ def markdown(campaign, result):
         lines += [f"L0 = {result['L0_ns']:.1f} ns (params.json); predicted T(L0) = "
                   f"{_s(a.get('runtime_at_L0_ns'))} s, λ_L(L0) = {a.get('lambda_L_at_L0', float('nan')):.1f}, "
                   f"ρ_L(L0) = {a.get('rho_L_at_L0', float('nan')):.4f}.", ""]
+        if result.get("schedgen_args"):
+            lines += [f"Graph made with `llamp schedgen {' '.join(result['schedgen_args'])}` (app.goal.json; a "
+                      f"`--collective-overhead` is params.json's o_coll_ns, the CPU time of a blocking collective "
+                      f"beyond its messages).", ""]
         if a:
             top = max(campaign.deltas_ns)
             inside = [c - result["L0_ns"] for c in a["critical_latencies_ns"] if 0 <= c - result["L0_ns"] <= top]

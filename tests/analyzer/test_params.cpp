@@ -29,6 +29,14 @@ TEST(LogGPParams, ParsesTheSchema) {
   EXPECT_EQ(r.S_bytes, 262144u);
   EXPECT_EQ(p.measurement["tool"], "x");
   EXPECT_EQ(to_json(p)["S_bytes"], 262144);
+  EXPECT_DOUBLE_EQ(r.o_coll_ns, 0);  // optional: a file without it charges collectives nothing extra
+  LogGPParams c = parse_loggp_params(R"({"format":"llamp-loggp","version":1,"L_ns":3000,"o_ns":5000,"g_ns":0,
+    "G_ns_per_byte":0.018,"S_bytes":262144,"o_coll_ns":420})",
+                                     "c.json");
+  EXPECT_DOUBLE_EQ(resolve(c).o_coll_ns, 420);
+  EXPECT_EQ(to_json(c)["o_coll_ns"], 420);
+  set_loggp_flag(c, "--o-coll", "0.5us");
+  EXPECT_DOUBLE_EQ(resolve(c).o_coll_ns, 500);
 }
 
 TEST(LogGPParams, RejectsBadFilesWithTheKey) {

@@ -78,6 +78,13 @@ TEST(LoggpRun, TwoRanksWriteAValidPlausibleParameterFile) {
   EXPECT_NEAR(m["medians"]["L_measured_ns"].get<double>(), L_measured, 1e-6);
   EXPECT_NEAR(p.L_ns, std::max(0.0, L_measured), 1e-6);
   EXPECT_TRUE(m["spreads"].contains("L_ns"));
+  // The collective overhead: the round's median excess of MPI_Allreduce/MPI_Barrier over their
+  // exchange, floored at 0 (one round: the round's value is the file's).
+  ASSERT_TRUE(doc.contains("o_coll_ns"));
+  EXPECT_DOUBLE_EQ(p.o_coll_ns, doc["o_coll_ns"].get<double>());
+  ASSERT_EQ(m["rounds"].size(), 1u);
+  EXPECT_NEAR(p.o_coll_ns, std::max(0.0, m["rounds"][0]["collective_excess_ns"]["median"].get<double>()), 1e-6);
+  EXPECT_FALSE(m["method"]["o_coll"].get<std::string>().empty());
   EXPECT_FALSE(m["method"]["L"].get<std::string>().empty());
   fs::remove(out);
 }

@@ -261,6 +261,38 @@ TEST(SchedgenCollectives, CollectiveOverOneRankIsComputation) {
   EXPECT_EQ(st.initiation_calls, 2u);  // the one-rank allreduces; not Comm_split, not the world allreduce
 }
 
+// --collective-overhead: MPICH's own time in a blocking collective over several ranks is computation
+// at the call's start, before the algorithm's first message; a collective over one rank (all of its
+// time counted already) and a nonblocking one (its start counted) get none.
+TEST(SchedgenCollectives, CollectiveOverheadIsComputationBeforeTheFirstMessage) {
+  TraceSpec t(2);
+  for (uint32_t r = 0; r < 2; ++r) {
+    Event& split = t[r].add(Call::Comm_split);
+    split.new_comm = 7 + r;
+    split.members = {static_cast<int32_t>(r)};
+    t[r].compute(100).coll(Call::Allreduce, 8, trace::kNoRank, 7 + r);  // one rank
+    t[r].compute(50).coll(Call::Allreduce, 8);                          // both ranks, blocking
+    Event& i = t[r].compute(20).coll(Call::Iallreduce, 8);              // both ranks, nonblocking
+    i.request = 9;
+    t[r].compute(30).wait(Call::Wait, {9}, {{9}});
+    t[r].compute(5);
+  }
+  const std::string dir = t.write("collective_overhead");
+  Options with;
+  with.collective_overhead_ns = 400;
+  Stats st;
+  graph::Graph g = build_graph(dir, with, &st);
+  graph::Graph plain = build_graph(dir);
+  ASSERT_EQ(kinds_of(g, 0), kinds_of(plain, 0));
+  // the first calc, the one-rank allreduce's, the world allreduce, the calc before the Iallreduce, ...
+  ASSERT_EQ(kinds_of(g, 0), "c c s r c s r c c");
+  EXPECT_EQ(g.value[g.global_id(0, 0)], plain.value[plain.global_id(0, 0)]);
+  EXPECT_EQ(g.value[g.global_id(0, 1)], plain.value[plain.global_id(0, 1)] + 400u);  // before the world allreduce
+  EXPECT_EQ(preds_of(g, 0, 2), (std::vector<std::string>{"R1"}));                    // its send waits for it
+  EXPECT_EQ(g.value[g.global_id(0, 4)], plain.value[plain.global_id(0, 4)]);         // before the Iallreduce
+  EXPECT_EQ(st.collective_overhead_calls, 2u);                                       // the world allreduce on each rank
+}
+
 TEST(SchedgenCollectives, DefaultsFollowMpichSizes) {
   CollSpec s;
   // MPICH 4.0.2's selection (mpir/generic.json): recursive doubling up to 8 bytes or while

@@ -49,6 +49,7 @@ void combine_rounds(Measurement& m) {
   pick(&Parameters::o_ns);
   pick(&Parameters::g_ns);
   pick(&Parameters::G_ns_per_byte);
+  pick(&Parameters::o_coll_ns);
 }
 
 }  // namespace
@@ -91,6 +92,7 @@ Measurement measure(const ProbeContext& ctx, const MeasurementPlan& plan) {
       s.o_recv = corrected(std::move(o.recv_ns), 1.0);
     }
     const std::vector<double> gaps = burst_gaps(ctx, plan.reference_bytes, plan.burst, plan.reps / 5 + 3);
+    const std::vector<double> coll = collective_overheads(ctx, plan.reps / 5 + 3, plan.collective_block);
     if (ctx.rank != 0) continue;
 
     RoundResult result;
@@ -104,6 +106,9 @@ Measurement measure(const ProbeContext& ctx, const MeasurementPlan& plan) {
     }
     result.gap_ns = summarize(gaps);
     result.params = derive_parameters(result.points, plan.reference_bytes, result.gap_ns.median, plan.min_fit_bytes);
+    result.o_coll_ns = summarize(coll);
+    // A difference of two timings: on a noisy machine it can come out below 0, which is no cost.
+    result.params.o_coll_ns = std::max(0.0, result.o_coll_ns.median);
     m.rounds.push_back(std::move(result));
   }
   if (ctx.rank != 0) return m;

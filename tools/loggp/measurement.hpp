@@ -21,6 +21,7 @@ struct MeasurementPlan {
   int min_reps = 5;
   int warmup = 3;
   int burst = 32;
+  int collective_block = 20;  // calls per timed block of the collective-overhead probe
   int protocol_reps = 5;
   int protocol_test_calls = 10'000;
   std::size_t reference_bytes = 1;
@@ -31,6 +32,7 @@ struct MeasurementPlan {
 struct RoundResult {
   std::vector<SizePoint> points;  // per size, this round's samples summarised
   Summary gap_ns;
+  Summary o_coll_ns;  // this round's collective-overhead samples
   Parameters params;
 };
 

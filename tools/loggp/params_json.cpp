@@ -41,7 +41,8 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
                             {"o_send_ns", p.o_send_ns},
                             {"o_recv_ns", p.o_recv_ns},
                             {"g_ns", p.g_ns},
-                            {"G_ns_per_byte", p.G_ns_per_byte}};
+                            {"G_ns_per_byte", p.G_ns_per_byte},
+                            {"o_coll_ns", p.o_coll_ns}};
   nlohmann::json spreads;
   auto spread = [&](const char* name, double Parameters::*member) {
     spreads[name] = {{"min", m.spread_min.*member},
@@ -55,6 +56,7 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
   spread("o_recv_ns", &Parameters::o_recv_ns);
   spread("g_ns", &Parameters::g_ns);
   spread("G_ns_per_byte", &Parameters::G_ns_per_byte);
+  spread("o_coll_ns", &Parameters::o_coll_ns);
 
   nlohmann::json rounds = nlohmann::json::array();
   for (const RoundResult& r : m.rounds) {
@@ -64,7 +66,9 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
                       {"o_recv_ns", r.params.o_recv_ns},
                       {"g_ns", r.params.g_ns},
                       {"G_ns_per_byte", r.params.G_ns_per_byte},
-                      {"burst_gap_ns", summary_json(r.gap_ns)}});
+                      {"burst_gap_ns", summary_json(r.gap_ns)},
+                      {"o_coll_ns", r.params.o_coll_ns},
+                      {"collective_excess_ns", summary_json(r.o_coll_ns)}});
   }
   nlohmann::json protocol_probes = nlohmann::json::array();
   for (const ProtocolProbe& probe : m.protocol.probes)
@@ -91,6 +95,10 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
       {"G", fmt::format("least-squares slope of the median half round trip over {} sizes {}..{} B "
                         "(R^2 = {:.5f})",
                         p.G_fit_protocol, p.G_fit_min_bytes, p.G_fit_max_bytes, p.G_fit.r_squared)},
+      {"o_coll", fmt::format("per call, what a 2-rank MPI_Allreduce of one double and MPI_Barrier cost beyond "
+                             "an MPI_Sendrecv of 8 / 0 B with the peer (the exchange their algorithms make at 2 "
+                             "ranks), in blocks of {} calls; the median over repetitions, floored at 0",
+                             plan.collective_block)},
       {"S", fmt::format("largest size whose MPI_Isend completes (within {} MPI_Test calls) before the "
                         "receiver has posted its receive, in most of {} tries; powers of two, then "
                         "bisection; a send of more than S bytes uses rendezvous",
@@ -108,6 +116,7 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
           {"S_bytes", m.protocol.S_bytes},
           {"o_send_ns", p.o_send_ns},
           {"o_recv_ns", p.o_recv_ns},
+          {"o_coll_ns", p.o_coll_ns},
           {"measurement",
            {{"tool", "llamp-loggp"},
             {"method", method},

@@ -163,6 +163,36 @@ std::vector<double> burst_gaps(const ProbeContext& ctx, std::size_t bytes, int b
   return samples;
 }
 
+std::vector<double> collective_overheads(const ProbeContext& ctx, int reps, int block) {
+  const int peer = kPeerOf[ctx.rank];
+  double in = 1.0, out = 0.0;
+  auto timed = [&](auto&& call) {
+    const double start = now_ns();
+    for (int k = 0; k < block; ++k) call();
+    return now_ns() - start;
+  };
+  auto allreduce = [&] { MPI_Allreduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, ctx.comm); };
+  auto exchange_8 = [&] {
+    MPI_Sendrecv(&in, 1, MPI_DOUBLE, peer, kDataTag, &out, 1, MPI_DOUBLE, peer, kDataTag, ctx.comm, MPI_STATUS_IGNORE);
+  };
+  auto barrier = [&] { MPI_Barrier(ctx.comm); };
+  auto exchange_0 = [&] {
+    MPI_Sendrecv(nullptr, 0, MPI_BYTE, peer, kDataTag, nullptr, 0, MPI_BYTE, peer, kDataTag, ctx.comm,
+                 MPI_STATUS_IGNORE);
+  };
+  std::vector<double> samples;
+  align(ctx);
+  for (int i = 0; i <= reps; ++i) {  // repetition 0 warms up
+    const double t_allreduce = timed(allreduce);
+    const double t_exchange_8 = timed(exchange_8);
+    const double t_barrier = timed(barrier);
+    const double t_exchange_0 = timed(exchange_0);
+    if (i > 0 && ctx.rank == 0)
+      samples.push_back((t_allreduce - t_exchange_8 + t_barrier - t_exchange_0) / (2.0 * block));
+  }
+  return samples;
+}
+
 int send_completes_unmatched(const ProbeContext& ctx, std::size_t bytes, int test_calls) {
   const int n = static_cast<int>(bytes);
   const int peer = kPeerOf[ctx.rank];

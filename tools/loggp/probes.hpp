@@ -59,6 +59,14 @@ std::vector<double> burst_gaps(const ProbeContext& ctx, std::size_t bytes, int b
 // descheduling either rank. Returns 1 (completed: eager) or 0 on rank 0, and 0 on rank 1.
 int send_completes_unmatched(const ProbeContext& ctx, std::size_t bytes, int test_calls);
 
+// What a two-rank MPI_Allreduce of one double and an MPI_Barrier cost per call beyond the
+// point-to-point exchange their algorithms make at two ranks (recursive doubling, dissemination:
+// one MPI_Sendrecv of 8 and of 0 bytes with the peer). That excess is the collective's own CPU
+// time (argument checks, algorithm selection, buffers, the reduction), o_coll, which the LogGP
+// messages of the collective do not contain. Each repetition times `block` calls of each of the
+// four in turn; a sample is the mean excess per call of the two collectives. Client's samples.
+std::vector<double> collective_overheads(const ProbeContext& ctx, int reps, int block);
+
 // Median cost of reading the clock once (two back-to-back reads), subtracted from every timed
 // interval: with overheads of ~100 ns the 20-30 ns of a clock read is not negligible.
 double clock_read_overhead_ns();

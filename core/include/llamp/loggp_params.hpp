@@ -5,6 +5,7 @@
 //   {"format": "llamp-loggp", "version": 1,
 //    "L_ns": 3000, "o_ns": 5000, "g_ns": 0, "G_ns_per_byte": 0.018, "S_bytes": 262144,
 //    "o_send_ns": ..., "o_recv_ns": ..., "O_ns_per_byte": ...,      (optional)
+//    "o_coll_ns": ...,                                                 (optional, for llamp schedgen)
 //    "measurement": {...}}                                             (optional, free-form)
 #include <cstdint>
 #include <optional>
@@ -20,6 +21,10 @@ struct LogGPParams {
   std::optional<double> L_ns, o_ns, g_ns, G_ns_per_byte;
   std::optional<uint64_t> S_bytes;
   std::optional<double> o_send_ns, o_recv_ns, O_ns_per_byte;
+  // CPU time of a blocking collective call beyond the messages of its algorithm (MPICH's own
+  // bookkeeping). Not part of the path model: `llamp schedgen --collective-overhead` puts it into
+  // the graph as computation.
+  std::optional<double> o_coll_ns;
   nlohmann::json measurement;  // free-form provenance, kept for reports
 };
 
@@ -32,6 +37,7 @@ struct LogGP {
   double G_ns_per_byte = 0;  // gap per byte (inverse bandwidth)
   double O_ns_per_byte = 0;  // CPU overhead per byte
   uint64_t S_bytes = 0;      // messages of more than S bytes use rendezvous
+  double o_coll_ns = 0;      // a collective call's own CPU time (applied by schedgen, not the analyzer)
 };
 
 // Reads and checks a parameter file: required keys present, numbers finite and ≥ 0, S a whole
@@ -40,7 +46,7 @@ LogGPParams read_loggp_params(const std::string& path);
 LogGPParams parse_loggp_params(std::string_view json_text, const std::string& name);
 nlohmann::json to_json(const LogGPParams& p);
 
-// Sets one parameter from a flag value with units: flag is one of L, o, g, G, S, o_send, o_recv, O
+// Sets one parameter from a flag value with units: flag is one of L, o, g, G, S, o_send, o_recv, O, o_coll
 // (with or without leading dashes, '-' or '_'). Times take ns|us|ms|s, G and O take a time per
 // byte ("0.018ns"), S takes B|KiB|MiB|GiB|KB|MB|GB or "inf" (never rendezvous). A bare number
 // is an error naming the flag.

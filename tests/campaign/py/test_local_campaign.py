@@ -66,6 +66,15 @@ class LocalCampaignTest(unittest.TestCase):
                      "campaign.png"):
             self.assertTrue(os.path.getsize(os.path.join(out, name)) > 0, name)
 
+        # The graph was made after the parameters, with their collective overhead (if any was
+        # measured), and says so.
+        with open(os.path.join(out, "params.json")) as f:
+            o_coll = json.load(f).get("o_coll_ns", 0)
+        with open(os.path.join(out, "app.goal.json")) as f:
+            made_with = json.load(f)["schedgen_args"]
+        self.assertEqual(made_with, ["--collective-overhead", f"{o_coll:.1f}ns"] if o_coll > 0 else [])
+        self.assertEqual(report["schedgen_args"], made_with)
+
         # `repredict` in the moved folder: graph and analysis again from the kept trace, with other
         # schedgen arguments; the measured runs stay, the old graph is kept as app.goal.previous.
         moved = out + "-moved"
@@ -78,6 +87,8 @@ class LocalCampaignTest(unittest.TestCase):
         self.assertIn("--no-initiation-time", last)
         with open(os.path.join(moved, "campaign.json")) as f:
             self.assertEqual(json.load(f)["schedgen_args"], ["--no-initiation-time"])
+        with open(os.path.join(moved, "app.goal.json")) as f:
+            self.assertEqual(json.load(f)["schedgen_args"][0], "--no-initiation-time")
         with open(os.path.join(moved, "report.json")) as f:
             again = json.load(f)
         self.assertEqual([r["mean_ns"] for r in again["per_delta"]], [r["mean_ns"] for r in report["per_delta"]])

@@ -1,6 +1,6 @@
 """Preparation helpers without MPI runs: the reference message size `--o-size auto` derives from a
-GOAL graph (mean send size, rounded down to a power of two, at most 4 KiB), the analyzer range, and
-the launcher arguments that pin ranks to cores."""
+GOAL graph (mean send size, rounded down to a power of two, at most 4 KiB), the analyzer range, the
+schedgen arguments the parameters add, and the launcher arguments that pin ranks to cores."""
 import os
 import unittest
 
@@ -31,6 +31,23 @@ class PrepareTest(unittest.TestCase):
         self.assertEqual(prepare.analysis_range_ns(c, {"L_ns": 0.0}), (0, 1000))
         c.deltas_ns = [0.0, 100000.0]
         self.assertEqual(prepare.analysis_range_ns(c, {"L_ns": 12.5}), (0, 100013))
+
+    def test_collective_overhead_from_the_parameters(self):
+        d = temp_dir(self)
+        c = config.Campaign(out_dir=d, app=["a"], ranks=2, deltas_ns=[0.0], schedgen_args=["--algo", "bcast=binomial"])
+        # No params.json yet (the graph `--o-size auto` needs comes first): the campaign's own arguments.
+        self.assertEqual(prepare.schedgen_arguments(c), ["--algo", "bcast=binomial"])
+        with open(os.path.join(d, "params.json"), "w") as f:
+            f.write('{"L_ns": 10, "o_coll_ns": 137.26}')
+        self.assertEqual(prepare.schedgen_arguments(c),
+                         ["--algo", "bcast=binomial", "--collective-overhead", "137.3ns"])
+        # An explicit one wins; a measured 0 adds nothing.
+        c.schedgen_args = ["--collective-overhead=1us"]
+        self.assertEqual(prepare.schedgen_arguments(c), ["--collective-overhead=1us"])
+        c.schedgen_args = []
+        with open(os.path.join(d, "params.json"), "w") as f:
+            f.write('{"L_ns": 10, "o_coll_ns": 0}')
+        self.assertEqual(prepare.schedgen_arguments(c), [])
 
 
 class BindingTest(unittest.TestCase):

@@ -43,6 +43,10 @@ struct NetworkModel {
 // The homogeneous model: xL is L, xG is G.
 NetworkModel homogeneous_model(const LogGP& p);
 
+// Prints a note on stderr for each given parameter the path model does not use: g (as in LLAMP's
+// LP) and o_coll (llamp schedgen puts it into the graph).
+void note_parameters_outside_the_path_model(const LogGP& p);
+
 // Intra/inter-node model from a rank → node map: messages between ranks of one node use L_intra,
 // G_intra, others L_inter, G_inter; xL is ΔL added to both (xG likewise).
 NetworkModel two_level_model(const LogGP& p, std::vector<uint32_t> node_of_rank, double L_intra, double G_intra,

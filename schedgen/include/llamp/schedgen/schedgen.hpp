@@ -25,6 +25,11 @@ struct Options {
   // collectives over one rank) is the rank's own CPU time, and counts as computation (docs/schedgen.md, "Computation").
   // Off: only the gaps between calls do, as in LogGOPSim's Schedgen.
   bool initiation_time = true;
+  // CPU time a blocking collective call costs beyond the point-to-point messages of its algorithm
+  // (MPICH's argument checks, algorithm selection, buffers, reduction set-up; llamp-loggp measures
+  // it as o_coll). Added as computation at the start of every blocking collective over two or more
+  // ranks; nonblocking ones have their start counted by initiation_time already.
+  double collective_overhead_ns = 0;
 };
 
 // One send or receive without a partner, as named in errors.
@@ -45,12 +50,13 @@ struct Stats {
   uint64_t send_vertices = 0;  // all sends in the graph (point-to-point + collective)
   uint64_t recv_vertices = 0;
   uint64_t edges = 0;
-  uint64_t p2p_messages = 0;        // matched application send/receive pairs
-  uint64_t sync_acks = 0;           // acknowledgements added for synchronous sends (MPI_Ssend ...)
-  uint64_t polled_completions = 0;  // completions found by a polling loop, with their detection lag
-  uint64_t poll_lag_ns = 0;         // the sum of those lags (half the loop's polling period each)
-  uint64_t initiation_calls = 0;    // calls that cannot wait whose time counts as computation
-  uint64_t initiation_ns = 0;       // the time inside them (all ranks)
+  uint64_t p2p_messages = 0;               // matched application send/receive pairs
+  uint64_t sync_acks = 0;                  // acknowledgements added for synchronous sends (MPI_Ssend ...)
+  uint64_t polled_completions = 0;         // completions found by a polling loop, with their detection lag
+  uint64_t poll_lag_ns = 0;                // the sum of those lags (half the loop's polling period each)
+  uint64_t initiation_calls = 0;           // calls that cannot wait whose time counts as computation
+  uint64_t initiation_ns = 0;              // the time inside them (all ranks)
+  uint64_t collective_overhead_calls = 0;  // blocking collective calls charged collective_overhead_ns (per rank)
   uint64_t collective_messages = 0;
   uint64_t collectives = 0;    // collective calls (instances, not per rank)
   uint64_t dropped_sends = 0;  // --allow-unmatched
