@@ -65,6 +65,9 @@ def run_parser():
     p.add_argument("--timer-lib", help="runtime timer (default <build>/lib/libllamp_runtime_timer.so)")
     p.add_argument("--params", help="use this LogGP parameter file instead of measuring one")
     p.add_argument("--trace", help="use this trace folder instead of tracing the app")
+    p.add_argument("--param-runs", type=int, default=5, metavar="K",
+                   help="launch llamp-loggp K times and use the mean of each parameter: a launch's shared-memory "
+                        "placement can make every message of that job 3x slower (default 5)")
     p.add_argument("--trace-runs", type=int, default=3, metavar="K",
                    help="trace the app K times and model the run with the median traced runtime (lower "
                         "median for even K), so one unlucky run does not bias every prediction (default 3)")
@@ -92,8 +95,8 @@ def new_campaign(argv):
     args, app = run_parser().parse_args(argv[:cut]), argv[cut + 1:]
     if not app:
         raise SystemExit("llamp-campaign: no application command after '--'")
-    if args.ranks < 1 or args.reps < 1 or args.trace_runs < 1:
-        raise SystemExit("llamp-campaign: --ranks, --reps and --trace-runs must be at least 1")
+    if args.ranks < 1 or args.reps < 1 or args.trace_runs < 1 or args.param_runs < 1:
+        raise SystemExit("llamp-campaign: --ranks, --reps, --trace-runs and --param-runs must be at least 1")
     try:
         deltas = units.parse_time_list_ns(args.delta_l, "--delta-l")
         tolerances = [float(t) for t in args.tolerance.split(",") if t.strip()]
@@ -131,6 +134,7 @@ def new_campaign(argv):
         o_size=args.o_size,
         tolerances_pct=tolerances, given_params=os.path.abspath(args.params) if args.params else "",
         given_trace=os.path.abspath(args.trace) if args.trace else "", trace_runs=args.trace_runs,
+        param_runs=args.param_runs,
         no_prediction=args.no_prediction,
         schedule=schedule.make_schedule(deltas, args.reps, args.seed))
     c.save()

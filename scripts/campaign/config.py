@@ -40,6 +40,7 @@ class Campaign:
     given_params: str = ""            # use this parameter file instead of measuring
     given_trace: str = ""             # use this trace directory instead of tracing
     trace_runs: int = 3               # traced runs; the one with the median runtime is modelled
+    param_runs: int = 5               # llamp-loggp launches; params.json holds their mean
     no_prediction: bool = False       # measure runtimes only (no trace, schedgen, analyze)
     schedule: list = field(default_factory=list)
 

@@ -26,6 +26,17 @@ def _traced_runs(campaign):
         return json.load(f)
 
 
+def _parameter_launches(campaign):
+    """L + o_s + o_r of every llamp-loggp launch combined into params.json ([] if one or unknown)."""
+    try:
+        with open(campaign.path("params.json")) as f:
+            launches = json.load(f).get("measurement", {}).get("launches", [])
+    except (FileNotFoundError, json.JSONDecodeError):
+        return []
+    return [x["L_ns"] + x.get("o_send_ns", x.get("o_ns", 0)) + x.get("o_recv_ns", x.get("o_ns", 0))
+            for x in launches if "L_ns" in x]
+
+
 def _graph_arguments(campaign):
     """The llamp schedgen arguments app.goal was made with (app.goal.json), None if unrecorded."""
     try:
@@ -85,6 +96,7 @@ def build(campaign):
     result["trace_dir"] = prepare.trace_location(campaign) if traced else None
     result["traces_interleaved"] = bool(traced.get("interleaved"))
     result["schedgen_args"] = _graph_arguments(campaign)
+    result["parameter_launches_L_plus_o_ns"] = _parameter_launches(campaign)
     result["threaded_ranks_on_one_core"] = _one_core_per_threaded_rank(campaign, result["trace_dir"])
     # The prediction's computation times are one traced run's: their spread over the K traced runs
     # is noise the prediction inherits, which the noise floor of the measured means does not show.
@@ -216,6 +228,11 @@ def markdown(campaign, result):
         lines += [f"L0 = {result['L0_ns']:.1f} ns (params.json); predicted T(L0) = "
                   f"{_s(a.get('runtime_at_L0_ns'))} s, λ_L(L0) = {a.get('lambda_L_at_L0', float('nan')):.1f}, "
                   f"ρ_L(L0) = {a.get('rho_L_at_L0', float('nan')):.4f}.", ""]
+        launches = _parameter_launches(campaign)
+        if len(launches) > 1:
+            per_launch = ", ".join(f"{x:.0f}" for x in launches)
+            lines += [f"params.json is the mean of {len(launches)} llamp-loggp launches; L + o_s + o_r per launch: "
+                      f"{per_launch} ns (a launch's shared-memory placement can make all its messages slower).", ""]
         if result.get("schedgen_args"):
             lines += [f"Graph made with `llamp schedgen {' '.join(result['schedgen_args'])}` (app.goal.json; a "
                       f"`--collective-overhead` is params.json's o_coll_ns, the CPU time of a blocking collective "

@@ -57,8 +57,8 @@ def submit(campaign, sbatch_args, parallel=1, log=print):
     prepared = os.path.exists(campaign.path("params.json")) and (
         campaign.no_prediction or os.path.exists(campaign.path("analysis.json")))
     if not prepared:
-        # Every traced run and the parameter measurement may take two attempts of up to --timeout.
-        prep_time = 2 * (campaign.trace_runs + 1) * campaign.timeout_s + 300
+        # Every traced run and parameter measurement may take two attempts of up to --timeout.
+        prep_time = 2 * (campaign.trace_runs + campaign.param_runs) * campaign.timeout_s + 300
         prep = _script(campaign, "prepare", max(2, campaign.ranks), prep_time,
                        _self_command("prepare", campaign.out_dir), sbatch_args)
         jobs["prepare"] = _submit([prep])

@@ -66,6 +66,14 @@ class LocalCampaignTest(unittest.TestCase):
                      "campaign.png"):
             self.assertTrue(os.path.getsize(os.path.join(out, name)) > 0, name)
 
+        # The parameters are the mean of five llamp-loggp launches (the default --param-runs).
+        with open(os.path.join(out, "params.json")) as f:
+            launches = json.load(f)["measurement"]["launches"]
+        self.assertEqual(len(launches), 5)
+        for k in range(1, 6):
+            self.assertTrue(os.path.exists(os.path.join(out, f"params-{k}.json")), k)
+        self.assertEqual(len(report["parameter_launches_L_plus_o_ns"]), 5)
+
         # The graph was made after the parameters, with their collective overhead (if any was
         # measured), and says so.
         with open(os.path.join(out, "params.json")) as f:

@@ -49,6 +49,21 @@ class PrepareTest(unittest.TestCase):
             f.write('{"L_ns": 10, "o_coll_ns": 0}')
         self.assertEqual(prepare.schedgen_arguments(c), [])
 
+    def test_parameters_of_several_launches(self):
+        a = {"format": "llamp-loggp", "version": 1, "L_ns": 10.0, "o_ns": 100.0, "g_ns": 50.0, "G_ns_per_byte": 0.08,
+             "S_bytes": 8255, "o_send_ns": 50.0, "o_recv_ns": 150.0, "o_coll_ns": 140.0,
+             "measurement": {"tool": "llamp-loggp", "host": "vm"}}
+        b = dict(a, L_ns=310.0, o_send_ns=80.0, S_bytes=8191, measurement={"tool": "llamp-loggp", "host": "other"})
+        c = dict(a, L_ns=40.0, S_bytes=8255)
+        p = prepare.combine_parameter_files([a, b, c])
+        self.assertAlmostEqual(p["L_ns"], 120.0)  # the mean: measured runs mix fast and slow launches too
+        self.assertAlmostEqual(p["o_send_ns"], 60.0)
+        self.assertAlmostEqual(p["o_coll_ns"], 140.0)
+        self.assertEqual(p["S_bytes"], 8255)  # the median
+        self.assertEqual(p["measurement"]["host"], "vm")
+        self.assertEqual([x["L_ns"] for x in p["measurement"]["launches"]], [10.0, 310.0, 40.0])
+        self.assertEqual(a["L_ns"], 10.0)  # the inputs are left alone
+
 
 class BindingTest(unittest.TestCase):
     def setUp(self):
