@@ -232,7 +232,7 @@ def markdown(campaign, result):
         if len(launches) > 1:
             per_launch = ", ".join(f"{x:.0f}" for x in launches)
             lines += [f"params.json is the mean of {len(launches)} llamp-loggp launches; L + o_s + o_r per launch: "
-                      f"{per_launch} ns (a launch's shared-memory placement can make all its messages slower).", ""]
+                      f"{per_launch} ns (on a VM one launch can run all its messages 3x slower than the next).", ""]
         if result.get("schedgen_args"):
             lines += [f"Graph made with `llamp schedgen {' '.join(result['schedgen_args'])}` (app.goal.json; a "
                       f"`--collective-overhead` is params.json's o_coll_ns, the CPU time of a blocking collective "
