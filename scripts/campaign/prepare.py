@@ -51,6 +51,10 @@ def combine_parameter_files(files):
     median S, the first launch's measurement details plus every launch's values."""
     combined = dict(files[0])
     launches = [{k: f[k] for k in AVERAGED_PARAMETERS + ("S_bytes",) if k in f} for f in files]
+    for launch, f in zip(launches, files):
+        overrun = f.get("measurement", {}).get("busy_wait_overrun", {}).get("mean")
+        if overrun is not None:
+            launch["busy_wait_overrun"] = overrun
     for key in AVERAGED_PARAMETERS:
         values = [f[key] for f in files if key in f]
         if values:
@@ -59,6 +63,9 @@ def combine_parameter_files(files):
     combined["S_bytes"] = sizes[(len(sizes) - 1) // 2]
     measurement = dict(combined.get("measurement", {}))
     measurement["launches"] = launches
+    overruns = [x["busy_wait_overrun"] for x in launches if "busy_wait_overrun" in x]
+    if overruns:
+        measurement["busy_wait_overrun_mean"] = sum(overruns) / len(overruns)
     measurement["combination_over_launches"] = (
         f"mean of {len(files)} llamp-loggp launches (each its own MPI job) for "
         f"{', '.join(AVERAGED_PARAMETERS)}; median S_bytes; the other measurement details are launch 1's")

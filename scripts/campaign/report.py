@@ -26,6 +26,18 @@ def _traced_runs(campaign):
         return json.load(f)
 
 
+def _busy_wait_overrun(campaign):
+    """llamp-loggp's busy-wait overrun (mean over launches), a fraction; None if not measured."""
+    try:
+        with open(campaign.path("params.json")) as f:
+            m = json.load(f).get("measurement", {})
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    if "busy_wait_overrun_mean" in m:
+        return m["busy_wait_overrun_mean"]
+    return m.get("busy_wait_overrun", {}).get("mean")
+
+
 def _parameter_launches(campaign):
     """L + o_s + o_r of every llamp-loggp launch combined into params.json ([] if one or unknown)."""
     try:
@@ -97,6 +109,7 @@ def build(campaign):
     result["traces_interleaved"] = bool(traced.get("interleaved"))
     result["schedgen_args"] = _graph_arguments(campaign)
     result["parameter_launches_L_plus_o_ns"] = _parameter_launches(campaign)
+    result["busy_wait_overrun"] = _busy_wait_overrun(campaign)
     result["threaded_ranks_on_one_core"] = _one_core_per_threaded_rank(campaign, result["trace_dir"])
     # The prediction's computation times are one traced run's: their spread over the K traced runs
     # is noise the prediction inherits, which the noise floor of the measured means does not show.
@@ -221,6 +234,12 @@ def markdown(campaign, result):
             lines += [f"Response to latency (least-squares slope of runtime over ΔL, s per s): measured "
                       f"{r['measured_slope']:.1f}, predicted {r['predicted_slope']:.1f}. A constant offset between "
                       f"measured and predicted (e.g. time the tracer adds) shows in the mean error, not here.", ""]
+            if result.get("busy_wait_overrun") is not None:
+                excess = 100 * (r["measured_slope"] / r["predicted_slope"] - 1) if r["predicted_slope"] else float("nan")
+                lines += [f"Busy waits on this machine overran by {100 * result['busy_wait_overrun']:.2f} % "
+                          f"(llamp-loggp: 100 µs spins on both ranks): a rank waiting out ΔL loses about that much "
+                          f"to interrupts or a VM's host, which no model of the application predicts. Measured "
+                          f"response − predicted: {excess:+.2f} %.", ""]
     else:
         lines += ["No prediction (analysis.json missing): measured runtimes only.", ""]
     if result["L0_ns"] is not None:

@@ -85,6 +85,10 @@ TEST(LoggpRun, TwoRanksWriteAValidPlausibleParameterFile) {
   ASSERT_EQ(m["rounds"].size(), 1u);
   EXPECT_NEAR(p.o_coll_ns, std::max(0.0, m["rounds"][0]["collective_excess_ns"]["median"].get<double>()), 1e-6);
   EXPECT_FALSE(m["method"]["o_coll"].get<std::string>().empty());
+  // The machine's busy-wait overrun, per rank: a fraction of the wait, never negative.
+  ASSERT_EQ(m["busy_wait_overrun"]["per_rank"].size(), 2u);
+  for (const auto& v : m["busy_wait_overrun"]["per_rank"]) EXPECT_GE(v.get<double>(), 0);
+  EXPECT_GE(m["busy_wait_overrun"]["mean"].get<double>(), 0);
   EXPECT_FALSE(m["method"]["L"].get<std::string>().empty());
   fs::remove(out);
 }

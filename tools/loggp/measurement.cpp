@@ -65,6 +65,7 @@ Measurement measure(const ProbeContext& ctx, const MeasurementPlan& plan) {
   m.protocol = find_protocol_switch(ctx, plan.sizes, plan.protocol_reps, plan.protocol_test_calls);
 
   m.clock_overhead_ns = share_from_client(ctx, clock_read_overhead_ns());
+  m.busy_wait_overrun = busy_wait_overruns(ctx, plan.busy_wait_ns, plan.busy_waits);
   // A timed interval contains one clock read; a half round trip half of one.
   auto corrected = [&](std::vector<double> samples, double share) {
     for (double& v : samples) v -= share * m.clock_overhead_ns;

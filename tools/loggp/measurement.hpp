@@ -21,7 +21,9 @@ struct MeasurementPlan {
   int min_reps = 5;
   int warmup = 3;
   int burst = 32;
-  int collective_block = 20;  // calls per timed block of the collective-overhead probe
+  int collective_block = 20;      // calls per timed block of the collective-overhead probe
+  double busy_wait_ns = 100'000;  // the machine's busy-wait overrun: length of one wait
+  int busy_waits = 5'000;         // and how many (0.5 s per rank)
   int protocol_reps = 5;
   int protocol_test_calls = 10'000;
   std::size_t reference_bytes = 1;
@@ -40,9 +42,10 @@ struct Measurement {
   ProtocolSwitch protocol;
   double clock_overhead_ns = 0;  // subtracted from every sample (see clock_read_overhead_ns)
   std::vector<RoundResult> rounds;
-  std::vector<SizePoint> pooled;      // per size, all rounds' samples together
-  Parameters params;                  // per-parameter median over rounds
-  Parameters spread_min, spread_max;  // per-parameter extremes over rounds
+  std::vector<SizePoint> pooled;          // per size, all rounds' samples together
+  Parameters params;                      // per-parameter median over rounds
+  Parameters spread_min, spread_max;      // per-parameter extremes over rounds
+  std::vector<double> busy_wait_overrun;  // per rank: a busy wait's mean overrun / its length
 };
 
 // Collective over the two ranks of ctx.comm; the full result is on rank 0.

@@ -193,6 +193,26 @@ std::vector<double> collective_overheads(const ProbeContext& ctx, int reps, int 
   return samples;
 }
 
+std::vector<double> busy_wait_overruns(const ProbeContext& ctx, double wait_ns, int waits) {
+  align(ctx);
+  double overrun = 0;
+  for (int i = 0; i < waits; ++i) {
+    const double deadline = now_ns() + wait_ns;
+    double t;
+    while ((t = now_ns()) < deadline) {
+    }
+    overrun += t - deadline;
+  }
+  const double fraction = waits > 0 ? overrun / (waits * wait_ns) : 0.0;
+  if (ctx.rank == 1) {
+    collect_on_client(ctx, {fraction});
+    return {};
+  }
+  std::vector<double> both{fraction};
+  for (double v : collect_on_client(ctx, {})) both.push_back(v);
+  return both;
+}
+
 int send_completes_unmatched(const ProbeContext& ctx, std::size_t bytes, int test_calls) {
   const int n = static_cast<int>(bytes);
   const int peer = kPeerOf[ctx.rank];

@@ -67,6 +67,13 @@ int send_completes_unmatched(const ProbeContext& ctx, std::size_t bytes, int tes
 // four in turn; a sample is the mean excess per call of the two collectives. Client's samples.
 std::vector<double> collective_overheads(const ProbeContext& ctx, int reps, int block);
 
+// How much longer than asked a busy wait of `wait_ns` takes on this machine, as a fraction of
+// `wait_ns`: both ranks spin `waits` times at once and the overruns are summed per rank (returns
+// {rank 0's, rank 1's} on rank 0). A spin overruns only when the CPU was taken away (interrupts,
+// the host of a VM): a rank waiting out ΔL in MPI loses as much, which no model of the
+// application predicts, so measured latency responses exceed predicted ones by about this much.
+std::vector<double> busy_wait_overruns(const ProbeContext& ctx, double wait_ns, int waits);
+
 // Median cost of reading the clock once (two back-to-back reads), subtracted from every timed
 // interval: with overheads of ~100 ns the 20-30 ns of a clock read is not negligible.
 double clock_read_overhead_ns();

@@ -73,6 +73,10 @@ class LocalCampaignTest(unittest.TestCase):
         for k in range(1, 6):
             self.assertTrue(os.path.exists(os.path.join(out, f"params-{k}.json")), k)
         self.assertEqual(len(report["parameter_launches_L_plus_o_ns"]), 5)
+        # The machine's busy-wait overrun (llamp-loggp) is reported next to the latency response.
+        self.assertGreaterEqual(report["busy_wait_overrun"], 0)
+        with open(os.path.join(out, "report.md")) as f:
+            self.assertIn("Busy waits on this machine overran by", f.read())
 
         # The graph was made after the parameters, with their collective overhead (if any was
         # measured), and says so.

@@ -63,6 +63,12 @@ class PrepareTest(unittest.TestCase):
         self.assertEqual(p["measurement"]["host"], "vm")
         self.assertEqual([x["L_ns"] for x in p["measurement"]["launches"]], [10.0, 310.0, 40.0])
         self.assertEqual(a["L_ns"], 10.0)  # the inputs are left alone
+        # The machine's busy-wait overrun, per launch and averaged.
+        a["measurement"] = {"busy_wait_overrun": {"mean": 0.01}}
+        b["measurement"] = {"busy_wait_overrun": {"mean": 0.03}}
+        p = prepare.combine_parameter_files([a, b])
+        self.assertEqual([x["busy_wait_overrun"] for x in p["measurement"]["launches"]], [0.01, 0.03])
+        self.assertAlmostEqual(p["measurement"]["busy_wait_overrun_mean"], 0.02)
 
 
 class BindingTest(unittest.TestCase):
