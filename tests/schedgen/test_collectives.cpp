@@ -240,13 +240,18 @@ TEST(SchedgenCollectives, NonblockingCollectiveOverlapsComputation) {
   EXPECT_EQ(g.value[g.global_id(0, 3)], 10u + 500u);  // the start's own 10 ns (it cannot wait), the gap
 }
 
+// Rank r splits off a communicator of its own, 7 + r.
+void split_off_own_comm(TraceSpec& t, uint32_t r) {
+  Event& split = t[r].add(Call::Comm_split);
+  split.new_comm = 7 + r;
+  split.members = {static_cast<int32_t>(r)};
+}
+
 // A collective over one rank waits for nobody: no messages, and its whole time is computation.
 TEST(SchedgenCollectives, CollectiveOverOneRankIsComputation) {
   TraceSpec t(2);
   for (uint32_t r = 0; r < 2; ++r) {
-    Event& split = t[r].add(Call::Comm_split);
-    split.new_comm = 7 + r;
-    split.members = {static_cast<int32_t>(r)};
+    split_off_own_comm(t, r);
     t[r].compute(100).coll(Call::Allreduce, 8, trace::kNoRank, 7 + r).t_end_ns += 290;  // 300 ns inside
     t[r].now += 290;
     t[r].compute(50).coll(Call::Allreduce, 8);  // over both ranks: its time is the model's
@@ -267,9 +272,7 @@ TEST(SchedgenCollectives, CollectiveOverOneRankIsComputation) {
 TEST(SchedgenCollectives, CollectiveOverheadIsComputationBeforeTheFirstMessage) {
   TraceSpec t(2);
   for (uint32_t r = 0; r < 2; ++r) {
-    Event& split = t[r].add(Call::Comm_split);
-    split.new_comm = 7 + r;
-    split.members = {static_cast<int32_t>(r)};
+    split_off_own_comm(t, r);
     t[r].compute(100).coll(Call::Allreduce, 8, trace::kNoRank, 7 + r);  // one rank
     t[r].compute(50).coll(Call::Allreduce, 8);                          // both ranks, blocking
     Event& i = t[r].compute(20).coll(Call::Iallreduce, 8);              // both ranks, nonblocking
