@@ -212,8 +212,9 @@ void register_cli(CLI::App& app) {
                   "CSV of measured runtimes (delta_L_ns,T_ns) to overlay on --plot (RRMSE)");
   sub->add_flag("--no-path", args->no_path, "skip the critical path report");
   sub->add_option("--poll-lag", args->poll_lag,
-                  "polled completions (schedgen, 'Polling'): 'resolved' (default) lags each by min(half its polling "
-                  "period, its slack at L0), exact at L0; 'cap' by half the period everywhere");
+                  "polled completions (schedgen, 'Polling'): 'resolved' (default) lags each by min(its cap, its slack "
+                  "at L0), exact at L0; 'cap' by the cap everywhere (half the polling period, 1.5 periods for "
+                  "MPI_Iprobe/MPI_Improbe loops)");
   sub->add_option("--solver", args->solver, "native (default) or clp: the paper's LP route solved by COIN-OR Clp")
       ->check(CLI::IsMember({"native", "clp"}));
   sub->add_option("--top", args->top, "how many vertices / pairs to list (default 10)");

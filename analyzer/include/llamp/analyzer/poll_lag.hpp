@@ -1,9 +1,9 @@
 #pragma once
 // Polling lags (docs/analyzer.md, "Polling lag"): schedgen marks the calc vertex that stands for
-// noticing a polled completion late with a cap (half the loop's polling period). Here each one
-// becomes min(cap, its slack at the model's base point): exact at L0, where the trace already
-// holds the real detection, and about half a period late once latency pushes the arrival past
-// the traced loop.
+// noticing a polled completion late with a cap, the expected lag (half the loop's polling period,
+// one and a half for MPI_Iprobe/MPI_Improbe loops). Here each one becomes min(cap, its slack at the
+// model's base point): exact at L0, where the trace already holds the real detection, and up to
+// the cap late once latency pushes the arrival past the traced loop.
 #include <cstdint>
 
 #include "llamp/analyzer/engine.hpp"

@@ -17,7 +17,8 @@ struct Options {
   bool allow_truncated = false;             // cut every rank where the first truncated rank ends
   uint32_t max_listed = 10;                 // how many offending operations an error lists
   // A completion found by polling (MPI_Test*, MPI_Iprobe, MPI_Improbe after at least one failed
-  // poll) is noticed on average half a polling period after it happened: the graph adds that lag
+  // poll) is noticed on average half a polling period after it happened (one and a half for the
+  // probes, which look before they progress): the graph adds that lag
   // (docs/schedgen.md, "Polling"). Off: the completion is noticed the instant it happens.
   bool poll_lag = true;
   // The time inside calls that return without waiting for another rank (MPI_Isend, MPI_Irecv,
@@ -53,7 +54,7 @@ struct Stats {
   uint64_t p2p_messages = 0;               // matched application send/receive pairs
   uint64_t sync_acks = 0;                  // acknowledgements added for synchronous sends (MPI_Ssend ...)
   uint64_t polled_completions = 0;         // completions found by a polling loop, with their detection lag
-  uint64_t poll_lag_ns = 0;                // the sum of those lags (half the loop's polling period each)
+  uint64_t poll_lag_ns = 0;                // the sum of those lags (their caps)
   uint64_t initiation_calls = 0;           // calls that cannot wait whose time counts as computation
   uint64_t initiation_ns = 0;              // the time inside them (all ranks)
   uint64_t collective_overhead_calls = 0;  // blocking collective calls charged collective_overhead_ns (per rank)
