@@ -241,7 +241,7 @@ def settle_traces(campaign, log=print):
         trace_once(campaign, k, log)
     chosen = _keep_median_trace(campaign, log, interleaved=True)
     if chosen["kept_trace"] != 1:
-        for name in ("app.goal", "analysis.json"):
+        for name in ("app.goal", "analysis.json", "analysis-cap.json"):
             if os.path.exists(campaign.path(name)):
                 os.remove(campaign.path(name))
         build_graph(campaign, log)
@@ -292,8 +292,9 @@ def build_graph(campaign, log=print, trace_dir=None):
     with open(record + ".tmp", "w") as f:
         json.dump({"schedgen_args": args}, f)
     os.replace(record + ".tmp", record)
-    if os.path.exists(campaign.path("analysis.json")):
-        os.remove(campaign.path("analysis.json"))  # it analysed the graph just replaced
+    for name in ("analysis.json", "analysis-cap.json"):
+        if os.path.exists(campaign.path(name)):
+            os.remove(campaign.path(name))  # it analysed the graph just replaced
     log(f"graph: {goal}")
     return goal
 
@@ -304,18 +305,14 @@ def analysis_range_ns(campaign, params):
     return 0, int(math.ceil(params["L_ns"] + max(max(campaign.deltas_ns), 1000.0)))
 
 
-def analyze(campaign, log=print):
-    """(c2) llamp analyze app.goal --params params.json --range ... --tolerance ... --json."""
-    target = campaign.path("analysis.json")
-    if os.path.exists(target):
-        return target
+def _run_analyze(campaign, target, extra_args):
     with open(campaign.path("params.json")) as f:
         params = json.load(f)
     lo, hi = analysis_range_ns(campaign, params)
     tolerance = ",".join(f"{t:g}" for t in campaign.tolerances_pct)
     cmd = [campaign.tools.llamp, "analyze", campaign.path("app.goal"), "--params", campaign.path("params.json"),
            "--range", f"{lo}ns:{hi}ns", "--tolerance", tolerance, "--json", target + ".tmp"] + list(
-               campaign.analyze_args)
+               campaign.analyze_args) + list(extra_args)
     log_path = _log_path(campaign, "analyze")
     with open(log_path, "ab") as log_file:
         log_file.write(("$ " + " ".join(cmd) + "\n").encode())
@@ -325,11 +322,31 @@ def analyze(campaign, log=print):
         raise StepError(f"llamp analyze failed (exit code {rc}); see {log_path}")
     try:
         with open(target + ".tmp") as f:
-            json.load(f)
+            result = json.load(f)
     except json.JSONDecodeError as e:
         raise StepError(f"llamp analyze wrote invalid JSON ({e.msg} at line {e.lineno}); see {target}.tmp")
     os.replace(target + ".tmp", target)
-    log(f"analysis: {target}")
+    return result
+
+
+def analyze(campaign, log=print):
+    """(c2) llamp analyze app.goal --params params.json --range ... --tolerance ... --json analysis.json.
+    A graph with polling lags is analysed a second time with the lags at their caps
+    (analysis-cap.json; the report compares both): resolved at L0 they keep the polling phase the
+    trace showed, which latency destroys (docs/analyzer.md, "Polling lag")."""
+    target = campaign.path("analysis.json")
+    if not os.path.exists(target):
+        result = _run_analyze(campaign, target, [])
+        log(f"analysis: {target}")
+        if os.path.exists(campaign.path("analysis-cap.json")):
+            os.remove(campaign.path("analysis-cap.json"))
+    else:
+        with open(target) as f:
+            result = json.load(f)
+    lags = result.get("poll_lags", {})
+    if (lags.get("vertices", 0) > 0 and lags.get("mode") == "resolved"
+            and not os.path.exists(campaign.path("analysis-cap.json"))):
+        _run_analyze(campaign, campaign.path("analysis-cap.json"), ["--poll-lag", "cap"])
     return target
 
 
@@ -342,7 +359,7 @@ def repredict(campaign, log=print):
         raise StepError("no kept trace yet (trace.done.json); finish the campaign with 'llamp-campaign resume'")
     if not os.path.exists(campaign.path("params.json")):
         raise StepError("no params.json yet; finish the campaign with 'llamp-campaign resume'")
-    for name in ("app.goal", "analysis.json"):
+    for name in ("app.goal", "analysis.json", "analysis-cap.json"):
         if os.path.exists(campaign.path(name)):
             os.replace(campaign.path(name), campaign.path(name + ".previous"))
     if os.path.exists(campaign.path("app.goal.json")):

@@ -9,11 +9,22 @@ from . import prepare
 from . import runs, stats, units
 
 
-def _prediction(campaign):
-    analysis = campaign.path("analysis.json")
+def _prediction(campaign, name="analysis.json"):
+    analysis = campaign.path(name)
     if not os.path.exists(analysis):
         return None
     return prediction_mod.load(analysis)
+
+
+def _with_lags_at_cap(campaign, measured_rows, L0):
+    """RRMSE and T(L0) of the second analysis (polling lags at their caps), if there is one."""
+    cap = _prediction(campaign, "analysis-cap.json")
+    if cap is None or not measured_rows:
+        return None
+    predicted = [cap.runtime_ns(L0 + r["delta_ns"]) for r in measured_rows]
+    measured = [r["mean_ns"] for r in measured_rows]
+    return {"rrmse": stats.rrmse(measured, predicted), "runtime_at_L0_ns": cap.runtime_at_L0_ns,
+            "predicted_ns": predicted}
 
 
 def _traced_runs(campaign):
@@ -127,6 +138,7 @@ def build(campaign):
         result["analysis"] = {"runtime_at_L0_ns": pred.runtime_at_L0_ns, "lambda_L_at_L0": pred.lambda_L_at_L0,
                               "rho_L_at_L0": pred.rho_L_at_L0, "critical_latencies_ns": pred.critical_ns}
         result["tolerance"] = tolerance_table(campaign, pred, measured_rows)
+        result["poll_lags_at_cap"] = _with_lags_at_cap(campaign, measured_rows, pred.L0_ns)
         result["mean_error_ns"] = stats.mean([m - p for m, p in zip(measured, predicted)])
         if len(measured_rows) >= 2:
             deltas = [r["delta_ns"] for r in measured_rows]
@@ -252,6 +264,13 @@ def markdown(campaign, result):
             per_launch = ", ".join(f"{x:.0f}" for x in launches)
             lines += [f"params.json is the mean of {len(launches)} llamp-loggp launches; L + o_s + o_r per launch: "
                       f"{per_launch} ns (on a VM one launch can run all its messages 3x slower than the next).", ""]
+        cap = result.get("poll_lags_at_cap")
+        if cap:
+            lines += [f"With the polling lags at their caps instead (`llamp analyze --poll-lag cap`, "
+                      f"analysis-cap.json): RRMSE {100 * cap['rrmse']:.2f} %, T(L0) {_s(cap['runtime_at_L0_ns'])} s. "
+                      f"Resolved at L0 (the default, above) the lags keep the polling phase the trace showed; "
+                      f"latency destroys it, and far from L0 the cap, the expected lag, predicts better "
+                      f"(docs/analyzer.md, 'Polling lag').", ""]
         if result.get("schedgen_args"):
             lines += [f"Graph made with `llamp schedgen {' '.join(result['schedgen_args'])}` (app.goal.json; a "
                       f"`--collective-overhead` is params.json's o_coll_ns, the CPU time of a blocking collective "

@@ -82,6 +82,26 @@ class ReportTest(unittest.TestCase):
         self.assertAlmostEqual(r["rrmse_noise_floor"], floor, places=9)
         self.assertIn("Noise floor", report.markdown(c, r))
 
+    def test_second_analysis_with_lags_at_their_caps(self):
+        c = hand_made_campaign(self)
+        self.assertIsNone(report.build(c)["poll_lags_at_cap"])  # a graph without polling lags
+        # The same curve 30 ms higher everywhere: measured means 1.01, 1.06, 1.12 s against 1.03,
+        # 1.08, 1.145 s.
+        with open(c.path("analysis.json")) as f:
+            capped = json.load(f)
+        capped["runtime_ns"] += 30e6
+        for seg in capped["curve"]:
+            seg["T_begin_ns"] += 30e6
+            seg["T_end_ns"] += 30e6
+        with open(c.path("analysis-cap.json"), "w") as f:
+            json.dump(capped, f)
+        r = report.build(c)
+        errors = [0.02e9, 0.02e9, 0.025e9]
+        rmse = math.sqrt(sum(e * e for e in errors) / 3)
+        self.assertAlmostEqual(r["poll_lags_at_cap"]["rrmse"], rmse / ((1.01e9 + 1.06e9 + 1.12e9) / 3), places=9)
+        self.assertAlmostEqual(r["poll_lags_at_cap"]["runtime_at_L0_ns"], 1.03e9)
+        self.assertIn("With the polling lags at their caps instead", report.markdown(c, r))
+
     def test_tolerances(self):
         c = hand_made_campaign(self)
         t = {row["percent"]: row for row in report.build(c)["tolerance"]}
