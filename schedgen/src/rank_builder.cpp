@@ -222,9 +222,15 @@ uint64_t RankBuilder::flush_calc() {
     if (rec.pre_calc != kNone) scratch_.push_back(rec.pre_calc);
   }
   if (lag != kNone) scratch_.push_back(lag);
-  // A handful of entries: insertion sort, then drop duplicates.
-  for (size_t i = 1; i < scratch_.size(); ++i)
-    for (size_t j = i; j > 0 && scratch_[j - 1] > scratch_[j]; --j) std::swap(scratch_[j - 1], scratch_[j]);
+  // A handful of entries: insertion sort, then drop duplicates. Shifting instead of swapping: GCC
+  // turned the swaps into 16-byte loads that overlap the previous iteration's 16-byte store, a
+  // store-forwarding stall that cost 40 % of this function (6 % of schedgen, perf).
+  for (size_t i = 1; i < scratch_.size(); ++i) {
+    const uint64_t x = scratch_[i];
+    size_t j = i;
+    for (; j > 0 && scratch_[j - 1] > x; --j) scratch_[j] = scratch_[j - 1];
+    scratch_[j] = x;
+  }
   scratch_.erase(std::unique(scratch_.begin(), scratch_.end()), scratch_.end());
   for (uint64_t b : scratch_) sink_.requires_edge(rank_, v, b);
   for (Ref r : chain_.pending_ireq) {
