@@ -45,6 +45,11 @@ def _require(path, what):
 AVERAGED_PARAMETERS = ("L_ns", "o_ns", "g_ns", "G_ns_per_byte", "o_send_ns", "o_recv_ns", "o_coll_ns")
 
 
+def message_cost_ns(params):
+    """L + o_s + o_r of a parameter file (or one launch of it): what one eager message costs."""
+    return params["L_ns"] + params.get("o_send_ns", params.get("o_ns", 0)) + params.get("o_recv_ns", params.get("o_ns", 0))
+
+
 def combine_parameter_files(files):
     """One parameter file from K llamp-loggp launches: the mean of each time parameter (the runs a
     campaign predicts are a mix of launches too, and their mean runtime is linear in L and o), the
@@ -111,8 +116,7 @@ def measure_parameters(campaign, log=print):
     os.replace(target + ".tmp", target)
     with open(target) as f:
         p = json.load(f)
-    spread = ", ".join(f"{f['L_ns'] + f.get('o_send_ns', f['o_ns']) + f.get('o_recv_ns', f['o_ns']):.0f}"
-                       for f in files)
+    spread = ", ".join(f"{message_cost_ns(f):.0f}" for f in files)
     log(f"parameters: L = {p['L_ns']:.1f} ns, o = {p['o_ns']:.1f} ns, G = {p['G_ns_per_byte']:.4f} ns/B, "
         f"S = {p['S_bytes']} B (mean of {len(files)} launches; L + o_s + o_r per launch: {spread} ns)")
     return target
@@ -241,9 +245,7 @@ def settle_traces(campaign, log=print):
         trace_once(campaign, k, log)
     chosen = _keep_median_trace(campaign, log, interleaved=True)
     if chosen["kept_trace"] != 1:
-        for name in ("app.goal", "analysis.json", "analysis-cap.json"):
-            if os.path.exists(campaign.path(name)):
-                os.remove(campaign.path(name))
+        os.remove(campaign.path("app.goal"))  # build_graph drops the analyses of the graph it replaces
         build_graph(campaign, log)
         analyze(campaign, log)
 

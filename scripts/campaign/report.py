@@ -37,27 +37,13 @@ def _traced_runs(campaign):
         return json.load(f)
 
 
-def _busy_wait_overrun(campaign):
-    """llamp-loggp's busy-wait overrun (mean over launches), a fraction; None if not measured."""
+def _parameter_measurement(campaign):
+    """params.json's measurement details ({} if absent)."""
     try:
         with open(campaign.path("params.json")) as f:
-            m = json.load(f).get("measurement", {})
+            return json.load(f).get("measurement", {})
     except (FileNotFoundError, json.JSONDecodeError):
-        return None
-    if "busy_wait_overrun_mean" in m:
-        return m["busy_wait_overrun_mean"]
-    return m.get("busy_wait_overrun", {}).get("mean")
-
-
-def _parameter_launches(campaign):
-    """L + o_s + o_r of every llamp-loggp launch combined into params.json ([] if one or unknown)."""
-    try:
-        with open(campaign.path("params.json")) as f:
-            launches = json.load(f).get("measurement", {}).get("launches", [])
-    except (FileNotFoundError, json.JSONDecodeError):
-        return []
-    return [x["L_ns"] + x.get("o_send_ns", x.get("o_ns", 0)) + x.get("o_recv_ns", x.get("o_ns", 0))
-            for x in launches if "L_ns" in x]
+        return {}
 
 
 def _graph_arguments(campaign):
@@ -119,8 +105,13 @@ def build(campaign):
     result["trace_dir"] = prepare.trace_location(campaign) if traced else None
     result["traces_interleaved"] = bool(traced.get("interleaved"))
     result["schedgen_args"] = _graph_arguments(campaign)
-    result["parameter_launches_L_plus_o_ns"] = _parameter_launches(campaign)
-    result["busy_wait_overrun"] = _busy_wait_overrun(campaign)
+    measurement = _parameter_measurement(campaign)
+    # L + o_s + o_r of every llamp-loggp launch averaged into params.json, and the machine's
+    # busy-wait overrun (mean over launches; one launch's for a single measurement).
+    result["parameter_launches_L_plus_o_ns"] = [prepare.message_cost_ns(x) for x in measurement.get("launches", [])
+                                                if "L_ns" in x]
+    result["busy_wait_overrun"] = measurement.get("busy_wait_overrun_mean",
+                                                  measurement.get("busy_wait_overrun", {}).get("mean"))
     result["threaded_ranks_on_one_core"] = _one_core_per_threaded_rank(campaign, result["trace_dir"])
     # The prediction's computation times are one traced run's: their spread over the K traced runs
     # is noise the prediction inherits, which the noise floor of the measured means does not show.
@@ -259,7 +250,7 @@ def markdown(campaign, result):
         lines += [f"L0 = {result['L0_ns']:.1f} ns (params.json); predicted T(L0) = "
                   f"{_s(a.get('runtime_at_L0_ns'))} s, λ_L(L0) = {a.get('lambda_L_at_L0', float('nan')):.1f}, "
                   f"ρ_L(L0) = {a.get('rho_L_at_L0', float('nan')):.4f}.", ""]
-        launches = _parameter_launches(campaign)
+        launches = result.get("parameter_launches_L_plus_o_ns", [])
         if len(launches) > 1:
             per_launch = ", ".join(f"{x:.0f}" for x in launches)
             lines += [f"params.json is the mean of {len(launches)} llamp-loggp launches; L + o_s + o_r per launch: "

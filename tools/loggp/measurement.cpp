@@ -107,9 +107,9 @@ Measurement measure(const ProbeContext& ctx, const MeasurementPlan& plan) {
     }
     result.gap_ns = summarize(gaps);
     result.params = derive_parameters(result.points, plan.reference_bytes, result.gap_ns.median, plan.min_fit_bytes);
-    result.o_coll_ns = summarize(coll);
+    result.collective_excess_ns = summarize(coll);
     // A difference of two timings: on a noisy machine it can come out below 0, which is no cost.
-    result.params.o_coll_ns = std::max(0.0, result.o_coll_ns.median);
+    result.params.o_coll_ns = std::max(0.0, result.collective_excess_ns.median);
     m.rounds.push_back(std::move(result));
   }
   if (ctx.rank != 0) return m;

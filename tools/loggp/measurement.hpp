@@ -34,7 +34,7 @@ struct MeasurementPlan {
 struct RoundResult {
   std::vector<SizePoint> points;  // per size, this round's samples summarised
   Summary gap_ns;
-  Summary o_coll_ns;  // this round's collective-overhead samples
+  Summary collective_excess_ns;  // this round's collective-overhead samples (o_coll is their median, floored at 0)
   Parameters params;
 };
 

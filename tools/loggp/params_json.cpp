@@ -68,7 +68,7 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
                       {"G_ns_per_byte", r.params.G_ns_per_byte},
                       {"burst_gap_ns", summary_json(r.gap_ns)},
                       {"o_coll_ns", r.params.o_coll_ns},
-                      {"collective_excess_ns", summary_json(r.o_coll_ns)}});
+                      {"collective_excess_ns", summary_json(r.collective_excess_ns)}});
   }
   nlohmann::json protocol_probes = nlohmann::json::array();
   for (const ProtocolProbe& probe : m.protocol.probes)
