@@ -3,7 +3,7 @@ import argparse
 import os
 import sys
 
-from . import config, environment, prediction, prepare, report, runs, schedule, slurm, units
+from . import config, cores, environment, prediction, prepare, report, runs, schedule, slurm, units
 from .runtime_records import RecordError
 
 USAGE = """llamp-campaign [options] -- APP [APP ARGS...]     run a campaign
@@ -63,6 +63,16 @@ def run_parser():
     p.add_argument("--loggp", help="llamp-loggp (default <build>/bin/llamp-loggp)")
     p.add_argument("--tracer-lib", help="tracer (default <build>/lib/libllamptrace.so)")
     p.add_argument("--timer-lib", help="runtime timer (default <build>/lib/libllamp_runtime_timer.so)")
+    p.add_argument("--coreprobe", help="llamp-coreprobe (default <build>/bin/llamp-coreprobe)")
+    p.add_argument("--core-limit", default="auto", metavar="auto|off|TIME",
+                   help="a launch whose cores pass a cache line slower than this, probed before and after it, is "
+                        "'slow-cores': recorded, not averaged, launched again. auto (default): 3x the fastest of 20 "
+                        "probes on the host; off: no probes. On a VM the host sometimes places the vCPUs apart and "
+                        "every message is 2-3x slower (docs/campaign.md, 'Core hand-off')")
+    p.add_argument("--core-retries", type=int, default=3, metavar="K",
+                   help="launches again after slow-cores ones, per run, traced run and parameter launch (default 3)")
+    p.add_argument("--core-wait", type=float, default=10.0, metavar="S",
+                   help="seconds a launch waits for fast cores before it starts anyway (default 10)")
     p.add_argument("--params", help="use this LogGP parameter file instead of measuring one")
     p.add_argument("--trace", help="use this trace folder instead of tracing the app")
     p.add_argument("--param-runs", type=int, default=5, metavar="K",
@@ -97,6 +107,13 @@ def new_campaign(argv):
         raise SystemExit("llamp-campaign: no application command after '--'")
     if args.ranks < 1 or args.reps < 1 or args.trace_runs < 1 or args.param_runs < 1:
         raise SystemExit("llamp-campaign: --ranks, --reps, --trace-runs and --param-runs must be at least 1")
+    if args.core_retries < 0 or args.core_wait < 0:
+        raise SystemExit("llamp-campaign: --core-retries and --core-wait must not be negative")
+    if args.core_limit not in ("auto", "off"):
+        try:
+            units.parse_time_ns(args.core_limit, "--core-limit", default_unit="ns")
+        except units.UnitError as e:
+            raise SystemExit(f"llamp-campaign: {e}")
     try:
         deltas = units.parse_time_list_ns(args.delta_l, "--delta-l")
         tolerances = [float(t) for t in args.tolerance.split(",") if t.strip()]
@@ -112,10 +129,13 @@ def new_campaign(argv):
     script_dir = os.path.dirname(os.path.abspath(sys.argv[0]))
     build_dir = os.path.abspath(args.build_dir) if args.build_dir else config.default_build_dir(script_dir)
     tools = config.find_tools(build_dir, {"llamp": args.llamp, "loggp": args.loggp,
-                                          "tracer_lib": args.tracer_lib, "timer_lib": args.timer_lib})
+                                          "tracer_lib": args.tracer_lib, "timer_lib": args.timer_lib,
+                                          "coreprobe": args.coreprobe})
     if not os.path.isfile(tools.timer_lib):
         raise SystemExit(f"llamp-campaign: runtime timer {tools.timer_lib} not found; build target "
                          f"llamp_runtime_timer or pass --timer-lib / --build-dir")
+    if args.core_limit != "off" and not tools.coreprobe:
+        _log("note: llamp-coreprobe not found in the build: the cores are not probed (--core-limit off)")
     app[0] = config.resolve_program(app[0])
     out = os.path.abspath(args.out or f"campaign-{os.path.basename(app[0])}-{args.ranks}r")
     if os.path.exists(os.path.join(out, config.CONFIG_NAME)):
@@ -135,7 +155,8 @@ def new_campaign(argv):
         tolerances_pct=tolerances, given_params=os.path.abspath(args.params) if args.params else "",
         given_trace=os.path.abspath(args.trace) if args.trace else "", trace_runs=args.trace_runs,
         param_runs=args.param_runs,
-        no_prediction=args.no_prediction,
+        no_prediction=args.no_prediction, core_limit=args.core_limit, core_retries=args.core_retries,
+        core_wait_s=args.core_wait,
         schedule=schedule.make_schedule(deltas, args.reps, args.seed))
     c.save()
     return c, args
@@ -176,7 +197,7 @@ def run_local(c):
 def main(argv):
     try:
         return _main(argv)
-    except (prediction.PredictionError, RecordError) as e:
+    except (prediction.PredictionError, RecordError, cores.ProbeError) as e:
         raise SystemExit(f"llamp-campaign: {e}")
 
 

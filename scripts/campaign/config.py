@@ -16,6 +16,7 @@ class Tools:
     loggp: str = ""        # llamp-loggp
     tracer_lib: str = ""   # libllamptrace.so
     timer_lib: str = ""    # libllamp_runtime_timer.so
+    coreprobe: str = ""    # llamp-coreprobe ("" = none: the cores are not probed)
 
 
 @dataclass
@@ -42,6 +43,9 @@ class Campaign:
     trace_runs: int = 3               # traced runs; the one with the median runtime is modelled
     param_runs: int = 5               # llamp-loggp launches; params.json holds their mean
     no_prediction: bool = False       # measure runtimes only (no trace, schedgen, analyze)
+    core_limit: str = "auto"          # cores.py: slow-cores above this hand-off time ("auto", "off", "90ns")
+    core_retries: int = 3             # launches again after slow-cores ones
+    core_wait_s: float = 10.0         # how long a launch waits for the cores to be fast again
     schedule: list = field(default_factory=list)
 
     def path(self, *parts):
@@ -78,8 +82,11 @@ def find_tools(build_dir, overrides):
         "loggp": os.path.join(build_dir, "bin", "llamp-loggp"),
         "tracer_lib": os.path.join(build_dir, "lib", "libllamptrace.so"),
         "timer_lib": os.path.join(build_dir, "lib", "libllamp_runtime_timer.so"),
+        "coreprobe": os.path.join(build_dir, "bin", "llamp-coreprobe"),
     }
     chosen = {k: os.path.abspath(overrides.get(k) or v) for k, v in guesses.items()}
+    if not overrides.get("coreprobe") and not os.path.isfile(chosen["coreprobe"]):
+        chosen["coreprobe"] = ""  # an older build or bundle: the campaign runs without probing
     return Tools(**chosen)
 
 

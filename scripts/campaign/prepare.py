@@ -10,8 +10,8 @@ import re
 import shutil
 import subprocess
 
-from . import environment
-from .runs import OK, run_command
+from . import cores, environment
+from .runs import OK, probed_cpus, run_command
 from .runtime_records import RecordError, read_run
 
 
@@ -34,6 +34,25 @@ def _run_step(campaign, name, cmd, env, attempts=2):
         with open(log, "a") as f:
             f.write(f"\nllamp-campaign: {name} attempt {attempt} {status} (exit code {code})\n")
     raise StepError(f"{name} failed {attempts} times; see {log}")
+
+
+def _guarded_step(campaign, launch, cpus, run, log):
+    """A parameter launch or traced run between core probes (cores.py), launched again while the
+    probes say slow-cores; what the probes said goes to prepare-cores.json for the report."""
+    _, guard, slow = cores.guarded(campaign, launch, cpus, run, log)
+    if guard.limit is None:
+        return
+    path = campaign.path("prepare-cores.json")
+    ledger = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            ledger = json.load(f)
+    ledger[launch] = dict(guard.fields(), slow_cores_launches=slow, kept_slow=guard.slow)
+    with open(path + ".tmp", "w") as f:
+        json.dump(ledger, f, indent=2)
+    os.replace(path + ".tmp", path)
+    if guard.slow:
+        log(f"{launch}: still slow-cores after {slow} more launches; kept ({guard.reason()})")
 
 
 def _require(path, what):
@@ -107,7 +126,8 @@ def measure_parameters(campaign, log=print):
         one = campaign.path(f"params-{k}.json")
         if not os.path.exists(one):
             cmd = list(campaign.mpiexec) + ["-n", "2", campaign.tools.loggp, "-o", one + ".tmp"] + extra
-            _run_step(campaign, "loggp", cmd, env)
+            _guarded_step(campaign, f"params-{k}", probed_cpus(campaign, 2),
+                          lambda: _run_step(campaign, "loggp", cmd, env), log)
             os.replace(one + ".tmp", one)
         with open(one) as f:
             files.append(json.load(f))
@@ -173,15 +193,19 @@ def trace_once(campaign, k, log):
     if os.path.exists(done):
         return
     _require(campaign.tools.tracer_lib, "the tracer library")
-    for d in (trace_dir, runtime_dir):
-        shutil.rmtree(d, ignore_errors=True)
-        os.makedirs(d)
     env = environment.base_environment(campaign)
     env["LLAMP_TRACE_DIR"] = trace_dir
     env["LLAMP_RUNTIME_DIR"] = runtime_dir
     environment.with_preload(env, [campaign.tools.timer_lib, campaign.tools.tracer_lib])
     cmd = list(campaign.mpiexec) + ["-n", str(campaign.ranks)] + list(campaign.app)
-    _run_step(campaign, f"trace-{k}", cmd, env)
+
+    def traced_run():
+        for d in (trace_dir, runtime_dir):
+            shutil.rmtree(d, ignore_errors=True)
+            os.makedirs(d)
+        _run_step(campaign, f"trace-{k}", cmd, env)
+
+    _guarded_step(campaign, f"trace-{k}", probed_cpus(campaign), traced_run, log)
     try:
         _, traced_runtime = read_run(runtime_dir, campaign.ranks)
     except RecordError as e:

@@ -1,6 +1,7 @@
 """Steps (e)-(g): compare measured and predicted runtimes and write the campaign folder's
 report.md, report.json, runs.csv (every attempt), summary.csv (per ΔL) and campaign.png."""
 import csv
+import glob
 import json
 import os
 
@@ -69,6 +70,30 @@ def _one_core_per_threaded_rank(campaign, trace_dir):
         return False
 
 
+def _core_probes(campaign, records):
+    """What the core probes said (cores.py): the limit per host, the accepted runs' probes, and the
+    slow-cores launches of the measured runs, the traced runs and the parameter launches."""
+    hosts = []
+    for path in sorted(glob.glob(campaign.path("cores-*.json"))):
+        with open(path) as f:
+            hosts.append(json.load(f))
+    probed = [r for r in records if r.get("core_limit_ns") is not None]
+    if not probed and not hosts:
+        return None
+    ok = [r for r in probed if r["status"] == runs.OK]
+    values = sorted(v for r in ok for v in (r.get("core_before_ns"), r.get("core_after_ns")) if v is not None)
+    prepared = {}
+    if os.path.exists(campaign.path("prepare-cores.json")):
+        with open(campaign.path("prepare-cores.json")) as f:
+            prepared = json.load(f)
+    return {"hosts": hosts, "limit_ns": sorted({r["core_limit_ns"] for r in probed}),
+            "probed_attempts": len(probed),
+            "slow_cores_attempts": sum(1 for r in probed if r["status"] == runs.SLOW_CORES),
+            "accepted_probe_median_ns": values[len(values) // 2] if values else None,
+            "accepted_probe_max_ns": values[-1] if values else None,
+            "prepare": prepared}
+
+
 def build(campaign):
     """Everything the report says, as one JSON-ready dict."""
     records = runs.load_records(campaign)
@@ -93,7 +118,9 @@ def build(campaign):
         "injector_prefix": campaign.injector_prefix or None,
         "L0_ns": L0, "per_delta": rows,
         "attempts": len(records),
-        "failures": [r for r in records if r["status"] != runs.OK],
+        "failures": [r for r in records if r["status"] in (runs.FAILED, runs.TIMEOUT)],
+        "slow_cores": [r for r in records if r["status"] == runs.SLOW_CORES],
+        "core_probes": _core_probes(campaign, records),
         "slots_without_success": [s.slot for s in campaign.schedule if not runs.slot_done(records, s.slot)],
         "deltas_without_measurement": missing,
     }
@@ -174,7 +201,7 @@ def tolerance_table(campaign, pred, measured_rows):
 def write_csvs(campaign, result):
     records = runs.load_records(campaign)
     fields = ["slot", "round", "delta_ns", "attempt", "status", "exit_code", "runtime_ns", "wall_s",
-              "started_unix", "host", "reason", "directory"]
+              "started_unix", "host", "core_before_ns", "core_after_ns", "reason", "directory"]
     with open(campaign.path("runs.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
@@ -188,7 +215,7 @@ def write_csvs(campaign, result):
         for row in result["per_delta"]:
             for t in row["runtimes_ns"]:
                 w.writerow([row["delta_ns"], t])
-    fields = ["delta_ns", "runs_ok", "attempts", "failed", "timed_out", "mean_ns", "std_ns", "min_ns",
+    fields = ["delta_ns", "runs_ok", "attempts", "failed", "timed_out", "slow_cores", "mean_ns", "std_ns", "min_ns",
               "max_ns", "cv", "predicted_ns", "error_ns", "relative_error", "lambda_L", "rho_L"]
     with open(campaign.path("summary.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
@@ -220,6 +247,28 @@ def _table_row(r):
              pct(r["relative_error"]) if "relative_error" in r else "–",
              f"{r['lambda_L']:.1f}" if "lambda_L" in r else "–", f"{r['rho_L']:.4f}" if "rho_L" in r else "–"]
     return "| " + " | ".join(cells) + " |"
+
+
+def _core_probe_paragraph(result, probes):
+    """One paragraph on the cores' state around the launches (cores.py, docs/campaign.md)."""
+    limits = ", ".join(f"{x:.0f}" for x in probes["limit_ns"]) or "–"
+    text = f"Core hand-off (llamp-coreprobe before and after every launch, cores.csv): limit {limits} ns"
+    if probes["hosts"]:
+        text += " (" + "; ".join(f"{h['host']}: 3 x the fastest of {len(h['probes_ns'])} probes, {h['fastest_ns']:.0f} ns"
+                                 for h in probes["hosts"]) + ")"
+    text += (f". {probes['slow_cores_attempts']} of {probes['probed_attempts']} measured attempts were slow-cores "
+             f"(the host had placed the ranks' cores apart; every message is slower then) and were launched again; "
+             f"never averaged in.")
+    if probes["accepted_probe_median_ns"] is not None:
+        text += (f" The accepted runs' probes: median {probes['accepted_probe_median_ns']:.0f} ns, largest "
+                 f"{probes['accepted_probe_max_ns']:.0f} ns.")
+    prepared = probes.get("prepare", {})
+    if prepared:
+        again = sum(v.get("slow_cores_launches", 0) for v in prepared.values())
+        kept = [k for k, v in prepared.items() if v.get("kept_slow")]
+        text += f" Parameter launches and traced runs: {again} launched again"
+        text += f"; kept although slow-cores: {', '.join(kept)}." if kept else "."
+    return text
 
 
 def markdown(campaign, result):
@@ -300,6 +349,9 @@ def markdown(campaign, result):
             lines.append(f"- slot {r['slot']} (ΔL {units.fmt_us(r['delta_ns'])}, round {r['round']}, "
                          f"attempt {r['attempt']}): {r['status']}: {r['reason']}")
         lines.append("")
+    probes = result.get("core_probes")
+    if probes:
+        lines += [_core_probe_paragraph(result, probes), ""]
     if result["slots_without_success"]:
         lines += [f"Slots with no successful run: {result['slots_without_success']} "
                   f"(resume with `llamp-campaign resume {campaign.out_dir}`).", ""]

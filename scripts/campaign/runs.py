@@ -2,7 +2,8 @@
 
 Every attempt leaves <out>/runs/slot-<NNNN>-a<A>/ with output.log, the timer's runtime files and
 record.json; nothing is overwritten, so a failure stays on record next to its retry. A slot is
-done once one of its attempts is "ok"; failed and timed-out attempts never enter an average.
+done once one of its attempts is "ok"; failed, timed-out and slow-cores attempts (cores.py: the
+host had placed the ranks' cores apart) never enter an average.
 """
 import glob
 import json
@@ -12,10 +13,10 @@ import signal
 import subprocess
 import time
 
-from . import environment, units
+from . import cores, environment, units
 from .runtime_records import RecordError, read_run
 
-OK, FAILED, TIMEOUT = "ok", "failed", "timeout"
+OK, FAILED, TIMEOUT, SLOW_CORES = "ok", "failed", "timeout", cores.SLOW_CORES
 
 
 def attempt_dir(campaign, slot, attempt):
@@ -53,7 +54,13 @@ def app_command(campaign):
     return list(campaign.mpiexec) + ["-n", str(campaign.ranks)] + list(campaign.app)
 
 
-def run_attempt(campaign, slot, attempt):
+def probed_cpus(campaign, ranks=None):
+    """How many CPUs the ranks of a launch occupy: one each, at most the machine's."""
+    cores_here = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return min(ranks or campaign.ranks, cores_here)
+
+
+def run_attempt(campaign, slot, attempt, log=print):
     directory = attempt_dir(campaign, slot.slot, attempt)
     if os.path.exists(directory):
         shutil.rmtree(directory)  # an attempt that never wrote its record (killed job)
@@ -62,18 +69,25 @@ def run_attempt(campaign, slot, attempt):
     env["LLAMP_DELTA_L"] = units.env_time(slot.delta_ns)
     env["LLAMP_RUNTIME_DIR"] = directory
     environment.with_preload(env, [campaign.tools.timer_lib])
+    guard = cores.Guard(campaign, os.path.basename(directory), probed_cpus(campaign), log)
+    guard.before()
     started = time.time()
     status, code, wall = run_command(app_command(campaign), env, os.path.join(directory, "output.log"),
                                      campaign.timeout_s)
+    guard.after()
     record = {"slot": slot.slot, "round": slot.round, "delta_ns": slot.delta_ns, "attempt": attempt,
               "status": status, "exit_code": code, "runtime_ns": None, "rank_runtimes_ns": None,
               "wall_s": round(wall, 3), "started_unix": round(started, 3), "reason": "",
               "host": os.uname().nodename, "directory": os.path.relpath(directory, campaign.out_dir)}
+    record.update(guard.fields())
     if status == OK:
         try:
             record["rank_runtimes_ns"], record["runtime_ns"] = read_run(directory, campaign.ranks)
         except RecordError as e:
             record["status"], record["reason"] = FAILED, str(e)
+        else:
+            if guard.slow:
+                record["status"], record["reason"] = SLOW_CORES, guard.reason()
     elif status == TIMEOUT:
         record["reason"] = f"timed out after {campaign.timeout_s:g} s"
     else:
@@ -98,20 +112,29 @@ def slot_done(records, slot_id):
 
 
 def run_slot(campaign, slot, log=print):
-    """Runs a slot unless it already succeeded: up to max_attempts attempts (a retry after a
-    failure or timeout). Attempts continue numbering after earlier ones, so resuming a campaign
-    adds attempts instead of replacing them."""
+    """Runs a slot unless it already succeeded: up to max_attempts attempts that fail or time out
+    (a retry), plus up to core_retries more after slow-cores attempts. Attempts continue numbering
+    after earlier ones, so resuming a campaign adds attempts instead of replacing them."""
     existing = [r for r in load_records(campaign) if r["slot"] == slot.slot]
     if any(r["status"] == OK for r in existing):
         return next(r for r in existing if r["status"] == OK)
-    first = max([r["attempt"] for r in existing], default=0) + 1
-    record = None
-    for attempt in range(first, first + campaign.max_attempts):
-        record = run_attempt(campaign, slot, attempt)
-        runtime = (f"{record['runtime_ns'] / 1e9:.4f} s" if record["runtime_ns"] is not None
-                   else record["reason"])
+    attempt = max([r["attempt"] for r in existing], default=0)
+    failures = slow = 0
+    while True:
+        attempt += 1
+        record = run_attempt(campaign, slot, attempt, log)
+        runtime = f"{record['runtime_ns'] / 1e9:.4f} s" if record["runtime_ns"] is not None else ""
+        if record["status"] != OK:
+            runtime = f"{runtime} {record['reason']}".strip()
         log(f"[slot {slot.slot:4d} round {slot.round} ΔL {units.fmt_us(slot.delta_ns)} attempt {attempt}] "
             f"{record['status']}: {runtime}")
         if record["status"] == OK:
-            break
-    return record
+            return record
+        if record["status"] == SLOW_CORES:
+            slow += 1
+            if slow > campaign.core_retries:
+                return record
+        else:
+            failures += 1
+            if failures >= campaign.max_attempts:
+                return record

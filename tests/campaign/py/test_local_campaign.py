@@ -1,6 +1,7 @@
 """A tiny local campaign end to end with the real pieces: llamp-loggp, the tracer, llamp schedgen,
 llamp analyze, runs with the runtime timer, report and figure. Without the patched MPICH it can
 only use ΔL = 0; with $LLAMP_PATCHED_MPICH_PREFIX (or the build script's cache) it adds 20 µs."""
+import csv
 import json
 import os
 import unittest
@@ -76,7 +77,18 @@ class LocalCampaignTest(unittest.TestCase):
         # The machine's busy-wait overrun (llamp-loggp) is reported next to the latency response.
         self.assertGreaterEqual(report["busy_wait_overrun"], 0)
         with open(os.path.join(out, "report.md")) as f:
-            self.assertIn("Busy waits on this machine overran by", f.read())
+            markdown = f.read()
+        self.assertIn("Busy waits on this machine overran by", markdown)
+        # llamp-coreprobe ran before and after every launch (the default --core-limit auto), and
+        # every run in the means was probed fast on both sides.
+        if len(os.sched_getaffinity(0)) >= 2:
+            self.assertIn("Core hand-off (llamp-coreprobe", markdown)
+            with open(os.path.join(out, "cores.csv")) as f:
+                launches = {row["launch"] for row in csv.DictReader(f)}
+            self.assertTrue({f"params-{k}" for k in range(1, 6)} | {f"trace-{k}" for k in (1, 2, 3)} <= launches)
+            for r in report_records(out):
+                if r["status"] == "ok":
+                    self.assertLessEqual(max(r["core_before_ns"], r["core_after_ns"]), r["core_limit_ns"], r)
 
         # The graph was made after the parameters, with their collective overhead (if any was
         # measured), and says so.

@@ -1,0 +1,155 @@
+"""The state of the ranks' cores around every launch: llamp-coreprobe before and after each parameter
+launch, traced run and measured run, and the launches it rejects.
+
+Why: a VM's host places its vCPUs. On the 2-vCPU machine this was found on, the two vCPUs
+sometimes share a cache (a cache line moves from one to the other in ~27 ns) and sometimes do not
+(~155 ns), and the state changes between jobs (about half of all probes taken at idle, one run in
+five to ten under load). Every on-node message is 2-3x slower in the second state: app_pingpong
+0.23-0.27 s against 0.45-0.50 s, app_completions +15 %, a 64 B llamp-loggp half round trip ~150
+against ~490 ns. A measured run, a traced run or a parameter launch in that state measures the
+host, not the application's latency response; it was the largest part of pingpong's run-to-run
+spread (CV 40-54 % at ΔL = 0) and of the traced runs' (docs/campaign.md, "Core hand-off").
+
+What the campaign does (`--core-limit`, default auto):
+  * before a launch it probes; above the limit it waits for the host to bring the cores back
+    together (probing every 0.1 s, for at most --core-wait seconds);
+  * after the launch it probes again;
+  * a launch with either probe above the limit is a "slow-cores" attempt: recorded (runs.csv, the
+    report), never averaged in, and launched again, up to --core-retries more times;
+  * every probe is appended to cores.csv.
+The probes take ~30 ms each and run while no rank does. The limit `auto` is 3 x the fastest of 20
+probes taken when the campaign first needs it on a host (cores-<host>.json); a machine whose cores
+never change state never exceeds it.
+"""
+import csv
+import json
+import os
+import subprocess
+import time
+
+from . import units
+
+SLOW_CORES = "slow-cores"
+AUTO_FACTOR = 3.0
+AUTO_PROBES = 20
+
+
+class ProbeError(Exception):
+    pass
+
+
+def enabled(campaign):
+    return campaign.core_limit != "off" and bool(campaign.tools.coreprobe)
+
+
+def probe_ns(campaign, cpus):
+    """One probe: the largest one-way hand-off time (ns) between the first CPU this process may use
+    and the next cpus-1 ones, or None when there are fewer than two CPUs to probe."""
+    try:
+        out = subprocess.run([campaign.tools.coreprobe, "--cpus", str(cpus)], capture_output=True, text=True,
+                             timeout=60, check=True).stdout
+        result = json.loads(out)
+    except (OSError, subprocess.SubprocessError, json.JSONDecodeError) as e:
+        raise ProbeError(f"{campaign.tools.coreprobe} failed: {e}")
+    return float(result["max_one_way_ns"]) if result.get("pairs") else None
+
+
+def _host_file(campaign):
+    return campaign.path(f"cores-{os.uname().nodename}.json")
+
+
+def limit_ns(campaign, cpus, log=print):
+    """The hand-off time above which a launch counts as slow-cores on this host."""
+    if campaign.core_limit != "auto":
+        return units.parse_time_ns(campaign.core_limit, "--core-limit", default_unit="ns")
+    path = _host_file(campaign)
+    if os.path.exists(path):
+        with open(path) as f:
+            return json.load(f)["limit_ns"]
+    probes = []
+    for _ in range(AUTO_PROBES):
+        value = probe_ns(campaign, cpus)
+        if value is None:
+            return None
+        probes.append(value)
+        time.sleep(0.05)
+    fastest = min(probes)
+    record = {"host": os.uname().nodename, "cpus": cpus, "probes_ns": probes, "fastest_ns": fastest,
+              "limit_ns": AUTO_FACTOR * fastest,
+              "rule": f"{AUTO_FACTOR:g} x the fastest of {AUTO_PROBES} llamp-coreprobe runs, 0.05 s apart"}
+    with open(path + ".tmp", "w") as f:
+        json.dump(record, f, indent=2)
+    os.replace(path + ".tmp", path)
+    log(f"cores: hand-off {fastest:.0f} ns at best on {record['host']} ({len(probes)} probes, median "
+        f"{sorted(probes)[len(probes) // 2]:.0f} ns); launches above {record['limit_ns']:.0f} ns count as slow-cores")
+    return record["limit_ns"]
+
+
+def _append(campaign, launch, when, value, limit):
+    path = campaign.path("cores.csv")
+    new = not os.path.exists(path)
+    with open(path, "a", newline="") as f:
+        w = csv.writer(f)
+        if new:
+            w.writerow(["unix_time", "host", "launch", "when", "one_way_ns", "limit_ns", "slow"])
+        w.writerow([f"{time.time():.3f}", os.uname().nodename, launch, when,
+                    "" if value is None else f"{value:.1f}", "" if limit is None else f"{limit:.1f}",
+                    int(value is not None and limit is not None and value > limit)])
+
+
+class Guard:
+    """Probes around one launch: `before()` (waiting for fast cores), `after()`, then `slow`."""
+
+    def __init__(self, campaign, launch, cpus, log=print):
+        self.campaign, self.launch, self.cpus, self.log = campaign, launch, cpus, log
+        self.limit = limit_ns(campaign, cpus, log) if enabled(campaign) else None
+        self.before_ns = self.after_ns = None
+        self.waited_s = 0.0
+
+    def _probe(self, when):
+        value = probe_ns(self.campaign, self.cpus)
+        _append(self.campaign, self.launch, when, value, self.limit)
+        return value
+
+    def before(self):
+        if self.limit is None:
+            return
+        start = time.monotonic()
+        self.before_ns = self._probe("before")
+        while (self.before_ns is not None and self.before_ns > self.limit
+               and time.monotonic() - start < self.campaign.core_wait_s):
+            time.sleep(0.1)
+            self.before_ns = self._probe("before")
+        self.waited_s = time.monotonic() - start
+
+    def after(self):
+        if self.limit is not None:
+            self.after_ns = self._probe("after")
+
+    @property
+    def slow(self):
+        return self.limit is not None and any(v is not None and v > self.limit for v in (self.before_ns, self.after_ns))
+
+    def fields(self):
+        """What a run record keeps of the probes."""
+        return {"core_before_ns": self.before_ns, "core_after_ns": self.after_ns, "core_limit_ns": self.limit}
+
+    def reason(self):
+        worst = max(v for v in (self.before_ns, self.after_ns) if v is not None)
+        return (f"cache-line hand-off between the ranks' cores {worst:.0f} ns (before {self.before_ns:.0f}, after "
+                f"{self.after_ns:.0f}; limit {self.limit:.0f} ns): the host had placed them apart")
+
+
+def guarded(campaign, launch, cpus, run, log=print):
+    """Runs `run()` between probes, again while the probes say slow-cores (at most --core-retries
+    more times). Returns (result of the last run, its Guard, number of slow-cores launches)."""
+    slow = 0
+    while True:
+        guard = Guard(campaign, launch, cpus, log)
+        guard.before()
+        result = run()
+        guard.after()
+        if not guard.slow or slow >= campaign.core_retries:
+            return result, guard, slow
+        slow += 1
+        log(f"{launch}: slow-cores, launching again ({guard.reason()})")
