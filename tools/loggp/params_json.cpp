@@ -93,7 +93,8 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
                         "this is max(o_send, g)",
                         plan.burst, plan.burst - 1, p.reference_bytes)},
       {"G", fmt::format("least-squares slope of the median half round trip over {} sizes {}..{} B "
-                        "(R^2 = {:.5f})",
+                        "(R^2 = {:.5f}); each rank receives into and sends back from one buffer, as "
+                        "Netgauge's ping-pong does",
                         p.G_fit_protocol, p.G_fit_min_bytes, p.G_fit_max_bytes, p.G_fit.r_squared)},
       {"o_coll", fmt::format("per call, what a 2-rank MPI_Allreduce of one double and MPI_Barrier cost beyond "
                              "an MPI_Sendrecv of 8 / 0 B with the peer (the exchange their algorithms make at 2 "

@@ -81,12 +81,12 @@ std::vector<double> half_round_trips(const ProbeContext& ctx, std::size_t bytes,
   for (int i = 0; i < warmup + reps; ++i) {
     if (ctx.rank == 0) {
       const double start = now_ns();
-      MPI_Send(ctx.buffers->send(), n, MPI_BYTE, peer, kDataTag, ctx.comm);
+      MPI_Send(ctx.buffers->recv(), n, MPI_BYTE, peer, kDataTag, ctx.comm);
       MPI_Recv(ctx.buffers->recv(), n, MPI_BYTE, peer, kDataTag, ctx.comm, MPI_STATUS_IGNORE);
       if (i >= warmup) samples.push_back((now_ns() - start) / 2);
     } else {
       MPI_Recv(ctx.buffers->recv(), n, MPI_BYTE, peer, kDataTag, ctx.comm, MPI_STATUS_IGNORE);
-      MPI_Send(ctx.buffers->send(), n, MPI_BYTE, peer, kDataTag, ctx.comm);
+      MPI_Send(ctx.buffers->recv(), n, MPI_BYTE, peer, kDataTag, ctx.comm);
     }
   }
   return samples;
