@@ -14,6 +14,7 @@
 #include "llamp/analyzer/lp_cli.hpp"
 #include "llamp/analyzer/placement.hpp"
 #include "llamp/analyzer/poll_lag.hpp"
+#include "llamp/analyzer/polling_phase.hpp"
 #include "llamp/analyzer/topology.hpp"
 #include "llamp/error.hpp"
 #include "llamp/graph_io.hpp"
@@ -28,8 +29,8 @@ struct AnalyzeArgs {
   std::map<std::string, std::string> flags;  // LogGP flag → value
   std::string range = "0:100us", step, tolerance = "1,2,5";
   bool no_path = false;
-  std::string solver = "native";      // native | clp (the LP route, lp_analysis.hpp)
-  std::string poll_lag = "resolved";  // resolved | cap (poll_lag.hpp)
+  std::string solver = "native";   // native | clp (the LP route, lp_analysis.hpp)
+  std::string poll_lag = "phase";  // phase | resolved | cap (poll_lag.hpp, polling_phase.hpp)
   size_t top = 10;
   unsigned threads = 0;  // 0: auto
   // Heterogeneous models.
@@ -135,9 +136,10 @@ void run_analyze(const AnalyzeArgs& a) {
   NodeMap nodes;
   NetworkModel model = build_model(a, p, g, &nodes);
   Engine engine(g, std::move(model));
-  if (a.poll_lag != "resolved" && a.poll_lag != "cap")
-    throw Error(fmt::format("--poll-lag {}: expected 'resolved' or 'cap'", a.poll_lag));
-  const PollLagResolution lags = a.poll_lag == "resolved" ? resolve_poll_lags(g, engine) : PollLagResolution{};
+  if (a.poll_lag != "phase" && a.poll_lag != "resolved" && a.poll_lag != "cap")
+    throw Error(fmt::format("--poll-lag {}: expected 'phase', 'resolved' or 'cap'", a.poll_lag));
+  const bool resolve = a.poll_lag != "cap";
+  const PollLagResolution lags = resolve ? resolve_poll_lags(g, engine) : PollLagResolution{};
 
   AnalyzeOptions opt;
   std::tie(opt.x_min, opt.x_max) = parse_range(a.range);
@@ -148,16 +150,30 @@ void run_analyze(const AnalyzeArgs& a) {
   opt.top = a.top;
   opt.threads = a.threads;
 
-  Analysis result = a.solver == "clp" ? analyze_lp(g, engine.model(), opt) : analyze(engine, opt);
+  auto run = [&] { return a.solver == "clp" ? analyze_lp(g, engine.model(), opt) : analyze(engine, opt); };
+  Analysis result = run();
+  const bool phase = a.poll_lag == "phase" && !g.poll_lags.empty();
+  if (phase) {
+    // The same graph with every lag at its cap, then the composed curve (polling_phase.hpp); the
+    // resolved lags go back for what follows (critical path, topology, placement: base point).
+    set_poll_lags(g, lags.cap);
+    const Analysis at_cap = run();
+    result = compose_polling_phase(result, at_cap, engine, g, lags);
+    set_poll_lags(g, lags.resolved);
+  }
   nlohmann::json report = to_json(result, g);
   if (!g.poll_lags.empty()) {
-    uint64_t lag_ns = 0;
-    for (graph::VertexId v : g.poll_lags) lag_ns += g.value[v];
-    report["poll_lags"] = {{"mode", a.poll_lag}, {"vertices", g.poll_lags.size()}, {"lag_ns", lag_ns}};
-    if (a.poll_lag == "resolved") {
+    report["poll_lags"] = {
+        {"mode", a.poll_lag}, {"vertices", g.poll_lags.size()}, {"lag_ns", resolve ? lags.resolved_ns : lags.cap_ns}};
+    if (a.poll_lag == "cap") {
+      uint64_t cap_ns = 0;
+      for (graph::VertexId v : g.poll_lags) cap_ns += g.value[v];
+      report["poll_lags"]["lag_ns"] = cap_ns;
+    } else {
       report["poll_lags"]["cap_ns"] = lags.cap_ns;
       report["poll_lags"]["at_cap"] = lags.capped;
     }
+    if (phase) report["poll_lags"]["phase_end_ns"] = polling_phase_end(result.L0, lags);
   }
 
   if (!a.topology.empty())
@@ -212,9 +228,10 @@ void register_cli(CLI::App& app) {
                   "CSV of measured runtimes (delta_L_ns,T_ns) to overlay on --plot (RRMSE)");
   sub->add_flag("--no-path", args->no_path, "skip the critical path report");
   sub->add_option("--poll-lag", args->poll_lag,
-                  "polled completions (schedgen, 'Polling'): 'resolved' (default) lags each by min(its cap, its slack "
-                  "at L0), exact at L0; 'cap' by the cap everywhere (half the polling period, 1.5 periods for "
-                  "MPI_Iprobe/MPI_Improbe loops)");
+                  "polled completions (schedgen, 'Polling'): 'phase' (default) the traced polling phase at L0, "
+                  "lost over the next polling period of added latency (the curve blends from 'resolved' to 'cap'); "
+                  "'resolved' lags each by min(its cap, its slack at L0), exact at L0; 'cap' by the cap everywhere "
+                  "(half the polling period, 1.5 periods for MPI_Iprobe/MPI_Improbe loops)");
   sub->add_option("--solver", args->solver, "native (default) or clp: the paper's LP route solved by COIN-OR Clp")
       ->check(CLI::IsMember({"native", "clp"}));
   sub->add_option("--top", args->top, "how many vertices / pairs to list (default 10)");

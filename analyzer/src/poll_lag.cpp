@@ -13,7 +13,8 @@ PollLagResolution resolve_poll_lags(graph::Graph& g, Engine& e) {
   PollLagResolution r;
   r.lags = g.poll_lags.size();
   if (g.poll_lags.empty()) return r;
-  std::vector<uint64_t> cap(g.poll_lags.size());
+  std::vector<uint64_t>& cap = r.cap;
+  cap.resize(g.poll_lags.size());
   for (size_t i = 0; i < g.poll_lags.size(); ++i) {
     cap[i] = g.value[g.poll_lags[i]];
     r.cap_ns += cap[i];
@@ -38,10 +39,16 @@ PollLagResolution resolve_poll_lags(graph::Graph& g, Engine& e) {
     const double s = std::isinf(slack[i]) ? static_cast<double>(cap[i]) : std::max(0.0, slack[i]);
     const uint64_t lag = std::min(cap[i], static_cast<uint64_t>(std::floor(s)));
     g.value[g.poll_lags[i]] = lag;
+    r.resolved.push_back(lag);
     r.resolved_ns += lag;
     r.capped += lag == cap[i];
   }
   return r;
+}
+
+void set_poll_lags(graph::Graph& g, const std::vector<uint64_t>& values) {
+  if (values.size() != g.poll_lags.size()) throw Error("set_poll_lags: one value per polling lag expected");
+  for (size_t i = 0; i < values.size(); ++i) g.value[g.poll_lags[i]] = values[i];
 }
 
 }  // namespace llamp::analyzer

@@ -1,7 +1,8 @@
 """Predicted runtime T(L0 + ΔL), λ_L and ρ_L from `llamp analyze --json` (format llamp-analysis).
 
-T(L) is convex and piecewise linear in L with breakpoints at the critical latencies (paper 000,
-Sec. II-C); the analyzer reports it exactly as segments
+T(L) is piecewise linear in L with breakpoints at the critical latencies (paper 000, Sec. II-C;
+convex, except that a graph with polling lags blends into the capped lags over one polling period
+under the default `--poll-lag phase`); the analyzer reports it exactly as segments
     {"L_begin_ns", "L_end_ns", "T_begin_ns", "T_end_ns", "lambda_L"}
 over the --range it was given, so T at any L inside is T_begin + λ_L (L - L_begin): no sampling
 and no interpolation error.
@@ -41,6 +42,7 @@ class Prediction:
         self.segments.sort()
         self._begins = [s[0] for s in self.segments]
         self.tolerance = analysis["tolerance"]
+        self.poll_lag_mode = analysis.get("poll_lags", {}).get("mode")  # None: no polling lags
 
     def _segment(self, L):
         lo, hi = self.segments[0][0], self.segments[-1][1]

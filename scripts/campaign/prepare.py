@@ -358,8 +358,9 @@ def _run_analyze(campaign, target, extra_args):
 def analyze(campaign, log=print):
     """(c2) llamp analyze app.goal --params params.json --range ... --tolerance ... --json analysis.json.
     A graph with polling lags is analysed a second time with the lags at their caps
-    (analysis-cap.json; the report compares both): resolved at L0 they keep the polling phase the
-    trace showed, which latency destroys (docs/analyzer.md, "Polling lag")."""
+    (analysis-cap.json; the report compares both): the default (`--poll-lag phase`) keeps the
+    polling phase the trace showed at L0 and loses it over one polling period of added latency
+    (docs/analyzer.md, "Polling lag")."""
     target = campaign.path("analysis.json")
     if not os.path.exists(target):
         result = _run_analyze(campaign, target, [])
@@ -370,7 +371,7 @@ def analyze(campaign, log=print):
         with open(target) as f:
             result = json.load(f)
     lags = result.get("poll_lags", {})
-    if (lags.get("vertices", 0) > 0 and lags.get("mode") == "resolved"
+    if (lags.get("vertices", 0) > 0 and lags.get("mode") in ("phase", "resolved")
             and not os.path.exists(campaign.path("analysis-cap.json"))):
         _run_analyze(campaign, campaign.path("analysis-cap.json"), ["--poll-lag", "cap"])
     return target

@@ -157,6 +157,7 @@ def build(campaign):
                               "rho_L_at_L0": pred.rho_L_at_L0, "critical_latencies_ns": pred.critical_ns}
         result["tolerance"] = tolerance_table(campaign, pred, measured_rows)
         result["poll_lags_at_cap"] = _with_lags_at_cap(campaign, measured_rows, pred.L0_ns)
+        result["poll_lag_mode"] = pred.poll_lag_mode
         result["mean_error_ns"] = stats.mean([m - p for m, p in zip(measured, predicted)])
         if len(measured_rows) >= 2:
             deltas = [r["delta_ns"] for r in measured_rows]
@@ -308,9 +309,9 @@ def markdown(campaign, result):
         if cap:
             lines += [f"With the polling lags at their caps instead (`llamp analyze --poll-lag cap`, "
                       f"analysis-cap.json): RRMSE {100 * cap['rrmse']:.2f} %, T(L0) {_s(cap['runtime_at_L0_ns'])} s. "
-                      f"Resolved at L0 (the default, above) the lags keep the polling phase the trace showed; "
-                      f"latency destroys it, and far from L0 the cap, the expected lag, predicts better "
-                      f"(docs/analyzer.md, 'Polling lag').", ""]
+                      f"The prediction above (`--poll-lag {result.get('poll_lag_mode') or 'phase'}`) keeps the polling "
+                      f"phase the trace showed at L0, which added latency destroys within a polling period; from "
+                      f"there on the cap, the expected lag, holds (docs/analyzer.md, 'Polling lag').", ""]
         if result.get("schedgen_args"):
             lines += [f"Graph made with `llamp schedgen {' '.join(result['schedgen_args'])}` (app.goal.json; a "
                       f"`--collective-overhead` is params.json's o_coll_ns, the CPU time of a blocking collective "

@@ -7,6 +7,7 @@
 
 #include "llamp/analyzer/analysis.hpp"
 #include "llamp/analyzer/poll_lag.hpp"
+#include "llamp/analyzer/polling_phase.hpp"
 #include "llamp/graph_io.hpp"
 
 using namespace llamp;
@@ -336,4 +337,53 @@ TEST(PollLag, ResolvedAtL0ExactThereAndLateBeyond) {
   EXPECT_EQ(g.value[g.poll_lags[0]], 10u);
   EXPECT_DOUBLE_EQ(f.at_L(70).T, 115);   // still exactly the traced loop at L0
   EXPECT_DOUBLE_EQ(f.at_L(170).T, 215);  // arrival 200 + lag 10 + 5
+}
+
+// --poll-lag phase on the same graph at L0 = 70 (resolved lag 10, cap 20): the traced phase at L0,
+// the lag ramping from 10 to its cap while the arrival moves by the 10 ns of slack, the capped
+// graph from there on; tolerances read off the composed curve.
+TEST(PollLag, PhaseKeepsTheTraceAtL0AndReachesTheCapOneSlackLater) {
+  graph::InMemoryGraphBuilder b;
+  b.begin(2);
+  const uint64_t c0 = b.calc(0, 10), r = b.recv(0, 8, 1, 0), c1 = b.calc(0, 100), lag = b.poll_lag(0, 20),
+                 c2 = b.calc(0, 5);
+  b.requires_edge(0, r, c0);
+  b.requires_edge(0, c1, c0);
+  b.requires_edge(0, lag, r);
+  b.requires_edge(0, c2, c1);
+  b.requires_edge(0, c2, lag);
+  const uint64_t c3 = b.calc(1, 30), s = b.send(1, 8, 0, 0);
+  b.requires_edge(1, s, c3);
+  b.finish();
+  graph::Graph g = b.take();
+  LogGP p;
+  p.L_ns = 70;
+  p.S_bytes = UINT64_MAX;
+  Engine e(g, homogeneous_model(p));
+  const PollLagResolution lags = resolve_poll_lags(g, e);
+  ASSERT_EQ(lags.resolved, (std::vector<uint64_t>{10}));
+  ASSERT_EQ(lags.cap, (std::vector<uint64_t>{20}));
+  AnalyzeOptions opt;
+  opt.x_min = 0;
+  opt.x_max = 200;
+  opt.tolerance_percent = {10};
+  opt.critical_path = false;
+  const Analysis resolved = analyze(e, opt);
+  set_poll_lags(g, lags.cap);
+  const Analysis at_cap = analyze(e, opt);
+  const Analysis a = compose_polling_phase(resolved, at_cap, e, g, lags);
+
+  EXPECT_DOUBLE_EQ(polling_phase_end(70, lags), 80);
+  EXPECT_DOUBLE_EQ(a.T, 115);                       // the traced run's T(L0)
+  EXPECT_DOUBLE_EQ(curve_value(a.curve, 60), 115);  // below L0: the resolved graph
+  EXPECT_DOUBLE_EQ(curve_value(a.curve, 70), 115);
+  EXPECT_DOUBLE_EQ(curve_value(a.curve, 75), 125);   // lag 15: arrival 105 + 15 + 5
+  EXPECT_DOUBLE_EQ(curve_value(a.curve, 80), 135);   // lag at its cap: 110 + 20 + 5
+  EXPECT_DOUBLE_EQ(curve_value(a.curve, 170), 225);  // the capped graph (resolved: 215)
+  EXPECT_DOUBLE_EQ(curve_value(a.curve, 200), 255);
+  for (double x = 0; x < 200; x += 0.5) EXPECT_LE(curve_value(a.curve, x), curve_value(a.curve, x + 0.5)) << x;
+  ASSERT_EQ(a.tolerance.size(), 1u);
+  ASSERT_TRUE(a.tolerance[0].max_L);
+  EXPECT_NEAR(*a.tolerance[0].max_L, 75.75, 0.3);  // T = 2x − 25 on the ramp reaches 126.5
+  EXPECT_EQ(g.value[g.poll_lags[0]], 20u);         // left at the caps
 }

@@ -5,6 +5,7 @@
 // model's base point): exact at L0, where the trace already holds the real detection, and up to
 // the cap late once latency pushes the arrival past the traced loop.
 #include <cstdint>
+#include <vector>
 
 #include "llamp/analyzer/engine.hpp"
 #include "llamp/graph.hpp"
@@ -12,10 +13,12 @@
 namespace llamp::analyzer {
 
 struct PollLagResolution {
-  uint64_t lags = 0;         // polling-lag vertices in the graph
-  uint64_t capped = 0;       // those left at their cap (slack at L0 at least the cap)
-  uint64_t cap_ns = 0;       // sum of the caps
-  uint64_t resolved_ns = 0;  // sum of the resolved lags
+  uint64_t lags = 0;               // polling-lag vertices in the graph
+  uint64_t capped = 0;             // those left at their cap (slack at L0 at least the cap)
+  uint64_t cap_ns = 0;             // sum of the caps
+  uint64_t resolved_ns = 0;        // sum of the resolved lags
+  std::vector<uint64_t> cap;       // per lag, in g.poll_lags order
+  std::vector<uint64_t> resolved;  // per lag: min(cap, slack at L0)
 };
 
 // Sets g.value of every vertex in g.poll_lags to min(cap, slack): slack is how long after the
@@ -24,5 +27,8 @@ struct PollLagResolution {
 // which must be built on `g` (its order does not depend on calc costs, so the caller keeps using
 // it afterwards).
 PollLagResolution resolve_poll_lags(graph::Graph& g, Engine& engine);
+
+// Sets g.value of the polling lags to `values` (one per lag, g.poll_lags order).
+void set_poll_lags(graph::Graph& g, const std::vector<uint64_t>& values);
 
 }  // namespace llamp::analyzer
