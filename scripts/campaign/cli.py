@@ -88,6 +88,11 @@ def run_parser():
     p.add_argument("--o-size", default="",
                    help="message size o and L are measured at (llamp-loggp --o-size, default 1B); 'auto': the "
                         "application's mean message size from the graph, as in paper 000 (at most 4 KiB)")
+    p.add_argument("--max-size", default="",
+                   help="largest message llamp-loggp measures and fits G up to (its --max-size, default 1MiB); "
+                        "'auto': the application's largest message from the graph, rounded up to a power of two, "
+                        "at least 64 KiB: G is a straight line through a curve that bends, so it is fit over the "
+                        "sizes the application sends")
     p.add_argument("--tolerance", default="1,2,5", help="tolerance levels in percent (default 1,2,5)")
     p.add_argument("--no-prediction", action="store_true",
                    help="measure runtimes only: no trace, schedgen or analyze")
@@ -119,8 +124,9 @@ def new_campaign(argv):
         tolerances = [float(t) for t in args.tolerance.split(",") if t.strip()]
     except (units.UnitError, ValueError) as e:
         raise SystemExit(f"llamp-campaign: {e}")
-    if args.o_size == "auto" and args.no_prediction:
-        raise SystemExit("llamp-campaign: --o-size auto reads the application's graph; it needs the prediction steps")
+    if "auto" in (args.o_size, args.max_size) and args.no_prediction:
+        raise SystemExit("llamp-campaign: --o-size/--max-size auto read the application's graph; they need the "
+                         "prediction steps")
     if max(deltas) > 0 and not args.injector_prefix:
         raise SystemExit("llamp-campaign: ΔL > 0 needs the latency injector: pass --injector-prefix (the prefix "
                          "scripts/build-patched-mpich.sh prints) or use --delta-l 0")
@@ -151,7 +157,7 @@ def new_campaign(argv):
         timeout_s=args.timeout, mpiexec=[launcher] + binding + args.mpiexec_arg, mpi_env=mpi_env,
         injector_prefix=os.path.abspath(args.injector_prefix) if args.injector_prefix else "",
         tools=tools, schedgen_args=schedgen_args, analyze_args=args.analyze_arg, loggp_args=args.loggp_arg,
-        o_size=args.o_size,
+        o_size=args.o_size, max_size=args.max_size,
         tolerances_pct=tolerances, given_params=os.path.abspath(args.params) if args.params else "",
         given_trace=os.path.abspath(args.trace) if args.trace else "", trace_runs=args.trace_runs,
         param_runs=args.param_runs,

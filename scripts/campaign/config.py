@@ -37,6 +37,7 @@ class Campaign:
     analyze_args: list = field(default_factory=list)
     loggp_args: list = field(default_factory=list)
     o_size: str = ""                  # llamp-loggp --o-size: "", a size, or "auto" (from app.goal)
+    max_size: str = ""                # llamp-loggp --max-size (G is fit up to it): "", a size, or "auto"
     tolerances_pct: list = field(default_factory=lambda: [1.0, 2.0, 5.0])
     given_params: str = ""            # use this parameter file instead of measuring
     given_trace: str = ""             # use this trace directory instead of tracing

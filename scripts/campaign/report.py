@@ -38,11 +38,11 @@ def _traced_runs(campaign):
         return json.load(f)
 
 
-def _parameter_measurement(campaign):
-    """params.json's measurement details ({} if absent)."""
+def _parameters(campaign):
+    """params.json ({} if absent)."""
     try:
         with open(campaign.path("params.json")) as f:
-            return json.load(f).get("measurement", {})
+            return json.load(f)
     except (FileNotFoundError, json.JSONDecodeError):
         return {}
 
@@ -132,7 +132,11 @@ def build(campaign):
     result["trace_dir"] = prepare.trace_location(campaign) if traced else None
     result["traces_interleaved"] = bool(traced.get("interleaved"))
     result["schedgen_args"] = _graph_arguments(campaign)
-    measurement = _parameter_measurement(campaign)
+    params = _parameters(campaign)
+    measurement = params.get("measurement", {})
+    fit = measurement.get("G_fit", {})
+    result["G_ns_per_byte"] = params.get("G_ns_per_byte")
+    result["G_fit_bytes"] = [fit["min_bytes"], fit["max_bytes"]] if "min_bytes" in fit and "max_bytes" in fit else None
     # L + o_s + o_r of every llamp-loggp launch averaged into params.json, and the machine's
     # busy-wait overrun (mean over launches; one launch's for a single measurement).
     result["parameter_launches_L_plus_o_ns"] = [prepare.message_cost_ns(x) for x in measurement.get("launches", [])
@@ -300,6 +304,11 @@ def markdown(campaign, result):
         lines += [f"L0 = {result['L0_ns']:.1f} ns (params.json); predicted T(L0) = "
                   f"{_s(a.get('runtime_at_L0_ns'))} s, λ_L(L0) = {a.get('lambda_L_at_L0', float('nan')):.1f}, "
                   f"ρ_L(L0) = {a.get('rho_L_at_L0', float('nan')):.4f}.", ""]
+        if result.get("G_ns_per_byte") is not None and result.get("G_fit_bytes"):
+            lo, hi = result["G_fit_bytes"]
+            lines += [f"G = {result['G_ns_per_byte']:.4f} ns/B, the slope of the echoed ping-pong's half round trip "
+                      f"over {lo}–{hi} B (llamp-loggp; `--max-size auto` fits it up to the application's largest "
+                      f"message).", ""]
         launches = result.get("parameter_launches_L_plus_o_ns", [])
         if len(launches) > 1:
             per_launch = ", ".join(f"{x:.0f}" for x in launches)

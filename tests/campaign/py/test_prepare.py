@@ -26,6 +26,15 @@ class PrepareTest(unittest.TestCase):
         self.assertEqual(prepare.reference_size_from_graph(self.goal("rank 0 {\nl0: send 1048576b to 1\n}\n")), 4096)
         self.assertEqual(prepare.reference_size_from_graph(self.goal("rank 0 {\nl0: calc 5\n}\n")), 1)
 
+    def test_largest_size_for_the_bandwidth_fit(self):
+        # --max-size auto: the largest send rounded up to a power of two, at least 64 KiB (three
+        # rendezvous sizes to fit); receives do not count.
+        self.assertEqual(prepare.largest_size_from_graph(self.goal(
+            "rank 0 {\nl0: send 262144b to 1\nl1: send 32768b to 1\nl2: recv 1048576b from 1\n}\n")), 262144)
+        self.assertEqual(prepare.largest_size_from_graph(self.goal("rank 0 {\nl0: send 300000b to 1\n}\n")), 524288)
+        self.assertEqual(prepare.largest_size_from_graph(self.goal("rank 0 {\nl0: send 8192b to 1\n}\n")), 65536)
+        self.assertEqual(prepare.largest_size_from_graph(self.goal("rank 0 {\nl0: calc 5\n}\n")), 65536)
+
     def test_analysis_range_never_empty(self):
         c = config.Campaign(out_dir="/nonexistent", app=["a"], ranks=2, deltas_ns=[0.0])
         self.assertEqual(prepare.analysis_range_ns(c, {"L_ns": 0.0}), (0, 1000))
