@@ -28,8 +28,7 @@ void append_clipped(const Curve& c, double lo, double hi, Curve& out) {
 }  // namespace
 
 double polling_phase_end(double L0, const PollLagResolution& lags) {
-  const uint64_t largest =
-      lags.resolved.empty() ? 0 : *std::max_element(lags.resolved.begin(), lags.resolved.end());
+  const uint64_t largest = lags.resolved.empty() ? 0 : *std::max_element(lags.resolved.begin(), lags.resolved.end());
   return L0 + std::max(1.0, static_cast<double>(largest));
 }
 
