@@ -13,8 +13,12 @@ spread (CV 40-54 % at ΔL = 0) and of the traced runs' (docs/campaign.md, "Core 
 What the campaign does (`--core-limit`, default auto):
   * before a launch it probes; above the limit it waits for the host to bring the cores back
     together (probing every 0.1 s, for at most --core-wait seconds);
+  * inside every run and traced run the runtime timer probes too, right after MPI_Init and right
+    after the runtime ends (LLAMP_CORE_PROBE_SHM; tools/loggp/runtime_timer.c): the state during
+    the run, which the outside probes can miss (the host moves vCPUs while mpiexec starts: one
+    accepted pingpong run of 24 ran in the slow state with fast probes before and after);
   * after the launch it probes again;
-  * a launch with either probe above the limit is a "slow-cores" attempt: recorded (runs.csv, the
+  * a launch with any probe above the limit is a "slow-cores" attempt: recorded (runs.csv, the
     report), never averaged in, and launched again, up to --core-retries more times;
   * every probe is appended to cores.csv.
 The probes take ~30 ms each and run while no rank does. The limit `auto` is 3 x the fastest of 20
@@ -94,17 +98,19 @@ def _append(campaign, launch, when, value, limit):
             w.writerow(["unix_time", "host", "launch", "when", "one_way_ns", "limit_ns", "slow"])
         w.writerow([f"{time.time():.3f}", os.uname().nodename, launch, when,
                     "" if value is None else f"{value:.1f}", "" if limit is None else f"{limit:.1f}",
-                    int(value is not None and limit is not None and value > limit)])
+                    int(value is not None and limit is not None and (value > limit or value < 0))])
 
 
 class Guard:
-    """Probes around one launch: `before()` (waiting for fast cores), `after()`, then `slow`."""
+    """Probes around one launch: `before()` (waiting for fast cores), the timer library's probes
+    inside the run (`environment()`, then `in_run()`), `after()`, then `slow`."""
 
     def __init__(self, campaign, launch, cpus, log=print):
         self.campaign, self.launch, self.cpus, self.log = campaign, launch, cpus, log
         self.limit = limit_ns(campaign, cpus, log) if enabled(campaign) else None
-        self.before_ns = self.after_ns = None
+        self.before_ns = self.init_ns = self.finalize_ns = self.after_ns = None
         self.waited_s = 0.0
+        self.shm_name = f"/llamp-cores-{os.getpid()}-{launch}"
 
     def _probe(self, when):
         value = probe_ns(self.campaign, self.cpus)
@@ -126,28 +132,63 @@ class Guard:
         if self.limit is not None:
             self.after_ns = self._probe("after")
 
+
+    def in_run(self, probes):
+        """The timer library's probes inside the run (runtime_records.read_core_probes): right after
+        MPI_Init and right after the runtime ended. A peer that never answered (-1) counts as slow."""
+        for when in ("init", "finalize"):
+            if when in probes:
+                setattr(self, f"{when}_ns", float(probes[when]))
+                _append(self.campaign, self.launch, f"in-run {when}", float(probes[when]), self.limit)
+
+    @property
+    def values(self):
+        return [v for v in (self.before_ns, self.init_ns, self.finalize_ns, self.after_ns) if v is not None]
+
     @property
     def slow(self):
-        return self.limit is not None and any(v is not None and v > self.limit for v in (self.before_ns, self.after_ns))
+        # -1: the timer's peer never answered, which a run in a sane state does within microseconds
+        return self.limit is not None and any(v > self.limit or v < 0 for v in self.values)
 
     def fields(self):
         """What a run record keeps of the probes."""
-        return {"core_before_ns": self.before_ns, "core_after_ns": self.after_ns, "core_limit_ns": self.limit}
+        return {"core_before_ns": self.before_ns, "core_init_ns": self.init_ns, "core_finalize_ns": self.finalize_ns,
+                "core_after_ns": self.after_ns, "core_limit_ns": self.limit}
+
+    def environment(self, env):
+        """Asks the timer library for the in-run probes (a shared-memory name unique to this launch)."""
+        if self.limit is not None:
+            env["LLAMP_CORE_PROBE_SHM"] = self.shm_name
+        return env
+
+    def release(self):
+        """Removes the launch's shared-memory page (the ranks leave it behind)."""
+        try:
+            os.unlink(os.path.join("/dev/shm", self.shm_name.lstrip("/")))
+        except OSError:
+            pass
 
     def reason(self):
-        worst = max(v for v in (self.before_ns, self.after_ns) if v is not None)
-        return (f"cache-line hand-off between the ranks' cores {worst:.0f} ns (before {self.before_ns:.0f}, after "
-                f"{self.after_ns:.0f}; limit {self.limit:.0f} ns): the host had placed them apart")
+        def show(v):
+            return "–" if v is None else ("no answer" if v < 0 else f"{v:.0f}")
+        worst = -1 if any(v < 0 for v in self.values) else max(self.values)
+        return (f"cache-line hand-off between the ranks' cores {show(worst)} ns (before "
+                f"{show(self.before_ns)}, in the run {show(self.init_ns)} / {show(self.finalize_ns)}, after "
+                f"{show(self.after_ns)}; limit {self.limit:.0f} ns): the host had placed them apart")
 
 
 def guarded(campaign, launch, cpus, run, log=print):
-    """Runs `run()` between probes, again while the probes say slow-cores (at most --core-retries
-    more times). Returns (result of the last run, its Guard, number of slow-cores launches)."""
+    """Runs `run(guard)` between probes, again while the probes say slow-cores (at most
+    --core-retries more times); `run` may add the in-run probes (guard.environment, guard.in_run).
+    Returns (result of the last run, its Guard, number of slow-cores launches)."""
     slow = 0
     while True:
         guard = Guard(campaign, launch, cpus, log)
         guard.before()
-        result = run()
+        try:
+            result = run(guard)
+        finally:
+            guard.release()
         guard.after()
         if not guard.slow or slow >= campaign.core_retries:
             return result, guard, slow

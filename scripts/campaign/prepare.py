@@ -12,7 +12,7 @@ import subprocess
 
 from . import cores, environment
 from .runs import OK, probed_cpus, run_command
-from .runtime_records import RecordError, read_run
+from .runtime_records import RecordError, read_core_probes, read_run
 
 
 class StepError(Exception):
@@ -134,7 +134,7 @@ def measure_parameters(campaign, log=print):
         if not os.path.exists(one):
             cmd = list(campaign.mpiexec) + ["-n", "2", campaign.tools.loggp, "-o", one + ".tmp"] + extra
             _guarded_step(campaign, f"params-{k}", probed_cpus(campaign, 2),
-                          lambda: _run_step(campaign, "loggp", cmd, env), log)
+                          lambda guard: _run_step(campaign, "loggp", cmd, env), log)
             os.replace(one + ".tmp", one)
         with open(one) as f:
             files.append(json.load(f))
@@ -227,11 +227,15 @@ def trace_once(campaign, k, log):
     environment.with_preload(env, [campaign.tools.timer_lib, campaign.tools.tracer_lib])
     cmd = list(campaign.mpiexec) + ["-n", str(campaign.ranks)] + list(campaign.app)
 
-    def traced_run():
+    def traced_run(guard):
         for d in (trace_dir, runtime_dir):
             shutil.rmtree(d, ignore_errors=True)
             os.makedirs(d)
-        _run_step(campaign, f"trace-{k}", cmd, env)
+        _run_step(campaign, f"trace-{k}", cmd, guard.environment(dict(env)))
+        try:
+            guard.in_run(read_core_probes(runtime_dir))
+        except RecordError:
+            pass  # a missing record fails the traced run just below
 
     _guarded_step(campaign, f"trace-{k}", probed_cpus(campaign), traced_run, log)
     try:

@@ -14,7 +14,7 @@ import subprocess
 import time
 
 from . import cores, environment, units
-from .runtime_records import RecordError, read_run
+from .runtime_records import RecordError, read_core_probes, read_run
 
 OK, FAILED, TIMEOUT, SLOW_CORES = "ok", "failed", "timeout", cores.SLOW_CORES
 
@@ -70,19 +70,23 @@ def run_attempt(campaign, slot, attempt, log=print):
     env["LLAMP_RUNTIME_DIR"] = directory
     environment.with_preload(env, [campaign.tools.timer_lib])
     guard = cores.Guard(campaign, os.path.basename(directory), probed_cpus(campaign), log)
+    guard.environment(env)
     guard.before()
     started = time.time()
-    status, code, wall = run_command(app_command(campaign), env, os.path.join(directory, "output.log"),
-                                     campaign.timeout_s)
+    try:
+        status, code, wall = run_command(app_command(campaign), env, os.path.join(directory, "output.log"),
+                                         campaign.timeout_s)
+    finally:
+        guard.release()
     guard.after()
     record = {"slot": slot.slot, "round": slot.round, "delta_ns": slot.delta_ns, "attempt": attempt,
               "status": status, "exit_code": code, "runtime_ns": None, "rank_runtimes_ns": None,
               "wall_s": round(wall, 3), "started_unix": round(started, 3), "reason": "",
               "host": os.uname().nodename, "directory": os.path.relpath(directory, campaign.out_dir)}
-    record.update(guard.fields())
     if status == OK:
         try:
             record["rank_runtimes_ns"], record["runtime_ns"] = read_run(directory, campaign.ranks)
+            guard.in_run(read_core_probes(directory))
         except RecordError as e:
             record["status"], record["reason"] = FAILED, str(e)
         else:
@@ -92,6 +96,7 @@ def run_attempt(campaign, slot, attempt, log=print):
         record["reason"] = f"timed out after {campaign.timeout_s:g} s"
     else:
         record["reason"] = f"exit code {code}; see {record['directory']}/output.log"
+    record.update(guard.fields())
     tmp = os.path.join(directory, "record.json.tmp")
     with open(tmp, "w") as f:
         json.dump(record, f, indent=2)

@@ -1,8 +1,11 @@
 """Reads what libllamp_runtime_timer.so wrote: one runtime-<rank>.txt per rank.
 
     llamp-runtime rank <r> size <p> runtime_ns <n> init_end_ns <a> finalize_start_ns <b>
+                  [core_init_ns <x> core_finalize_ns <y>]
 
-The runtime of a run is the maximum over ranks of (MPI_Finalize start - MPI_Init end).
+The runtime of a run is the maximum over ranks of (MPI_Finalize start - MPI_Init end). The
+optional pair is the in-run core probe (LLAMP_CORE_PROBE_SHM; -1 when a peer did not answer),
+written by each node's first rank.
 """
 import glob
 import os
@@ -14,10 +17,10 @@ class RecordError(Exception):
 
 def parse_line(line, path):
     fields = line.split()
-    if len(fields) != 11 or fields[0] != "llamp-runtime":
+    if len(fields) not in (11, 15) or fields[0] != "llamp-runtime":
         raise RecordError(f"{path}:1: not a llamp-runtime record: '{line.strip()}'")
     try:
-        values = {fields[i]: int(fields[i + 1]) for i in range(1, 11, 2)}
+        values = {fields[i]: int(fields[i + 1]) for i in range(1, len(fields), 2)}
     except ValueError:
         raise RecordError(f"{path}:1: non-integer value in '{line.strip()}'")
     for key in ("rank", "size", "runtime_ns"):
@@ -42,3 +45,16 @@ def read_run(directory, ranks):
         raise RecordError(f"{directory}: runtime records from {len(per_rank)} of {ranks} ranks "
                           f"(did the app reach MPI_Finalize? is the timer library preloaded?)")
     return [per_rank[r] for r in sorted(per_rank)], max(per_rank.values())
+
+
+def read_core_probes(directory):
+    """The in-run core probes of a run: {"init": ns, "finalize": ns}, each the largest over the
+    nodes' records (-1: a peer did not answer; keys absent when nothing was probed)."""
+    found = {}
+    for path in sorted(glob.glob(os.path.join(directory, "runtime-*.txt"))):
+        with open(path) as f:
+            rec = parse_line(f.readline(), path)
+        for key, name in (("core_init_ns", "init"), ("core_finalize_ns", "finalize")):
+            if key in rec:
+                found[name] = max(found.get(name, rec[key]), rec[key])
+    return found

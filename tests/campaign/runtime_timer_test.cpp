@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -46,6 +47,38 @@ TEST(RuntimeTimer, EveryRankRecordsTheTimeBetweenInitAndFinalize) {
     EXPECT_EQ(r.runtime_ns, r.finalize_start_ns - r.init_end_ns);
     EXPECT_GE(r.runtime_ns, 50'000'000) << "rank " << rank << " computed 50 ms inside the interval";
   }
+  fs::remove_all(dir);
+}
+
+// LLAMP_CORE_PROBE_SHM: the node's first rank times a cache line's hand-off to the other rank
+// right after MPI_Init and when the runtime ends, and adds both to its record (the campaign's
+// in-run core probe); the other rank's record stays as it was.
+TEST(RuntimeTimer, CoreProbeInsideTheRunGoesToTheFirstRanksRecord) {
+  const std::string id = std::to_string(::getpid());
+  const fs::path dir = fs::temp_directory_path() / ("llamp-timer-probe-" + id);
+  const std::string shm = "/llamp-timer-test-" + id;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string cmd = "LD_PRELOAD=" + std::string(LLAMP_TEST_TIMER_LIB) + " LLAMP_RUNTIME_DIR=" + dir.string() +
+                          " LLAMP_CORE_PROBE_SHM=" + shm + " " + LLAMP_TEST_MPIEXEC + " -n 2 " + LLAMP_TEST_APP +
+                          " --compute-ms 5 > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  fs::remove(fs::path("/dev/shm") / shm.substr(1));
+  auto words = [](const fs::path& file) {
+    std::ifstream in(file);
+    std::vector<std::string> w;
+    for (std::string x; in >> x;) w.push_back(x);
+    return w;
+  };
+  const std::vector<std::string> first = words(dir / "runtime-0.txt");
+  ASSERT_EQ(first.size(), 15u);
+  EXPECT_EQ(first[11], "core_init_ns");
+  EXPECT_EQ(first[13], "core_finalize_ns");
+  // Both ranks answered: a positive hand-off time, not the -1 of a peer that never came.
+  EXPECT_GT(std::stoll(first[12]), 0);
+  EXPECT_GT(std::stoll(first[14]), 0);
+  EXPECT_EQ(words(dir / "runtime-1.txt").size(), 11u);
+  EXPECT_EQ(parse(dir / "runtime-0.txt").rank, 0);
   fs::remove_all(dir);
 }
 

@@ -15,16 +15,32 @@
  * PMPI, so the library stacks with another preloaded wrapper such as the tracer (list this one
  * first in LD_PRELOAD to time the traced run too). Fortran callers are covered because MPICH's
  * Fortran bindings call the C MPI_Init / MPI_Finalize.
+ *
+ * With LLAMP_CORE_PROBE_SHM=/name (the campaign sets it; docs/campaign.md, "Core hand-off") the
+ * ranks of a node also time a cache line's hand-off between their cores, right after MPI_Init
+ * (before the runtime starts) and right after the runtime ends in MPI_Finalize: the state of
+ * the cores *during* the run, which a probe before or after the job can miss (a VM's host moves
+ * vCPUs while mpiexec starts). Local rank 0 (Hydra's MPI_LOCALRANKID) pings each other local
+ * rank in turn through the shared page shm_open(name); after the first probe every local rank
+ * waits for rank 0 to finish, so they all start the runtime together. Rank 0's line ends with
+ *
+ *     core_init_ns <a> core_finalize_ns <b>      (the largest pair's median block; -1: no answer)
+ *
+ * Without the variable, without Hydra's variables, or alone on a node nothing is probed.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 static int64_t init_end_ns = -1;
 
@@ -46,17 +62,130 @@ static void *next_symbol(const char *name) {
   return fn;
 }
 
+/* ---- in-run core probe (see the top of the file and tools/loggp/core_probe.cpp) ---- */
+
+enum { PROBE_MAX_RANKS = 64, PROBE_BLOCKS = 30, PROBE_ROUND_TRIPS = 500 };
+enum { PROBE_INIT = 0, PROBE_FINALIZE = 1 };
+
+/* One hand-off line per local rank and phase, each alone in 128 bytes (lines are fetched in
+ * pairs), and one "rank 0 is done" flag per phase. */
+struct probe_line {
+  _Alignas(128) _Atomic int64_t counter;
+};
+struct probe_page {
+  struct probe_line line[2][PROBE_MAX_RANKS];
+  struct probe_line done[2];
+};
+
+static struct probe_page *probe_page;
+static int probe_local_rank = -1, probe_local_size = 0;
+static double probe_result_ns[2] = {-1, -1};
+
+/* Spins until *c == want; 0, or -1 once timeout_ns passed (the clock is read every 64 Ki spins,
+ * so a waiting peer that answers at once is timed without it). */
+static int wait_for(_Atomic int64_t *c, int64_t want, int64_t timeout_ns) {
+  const int64_t deadline = monotonic_ns() + timeout_ns;
+  unsigned spins = 0;
+  while (atomic_load_explicit(c, memory_order_acquire) != want) {
+    if (++spins == 65536u) {
+      spins = 0;
+      if (monotonic_ns() > deadline) return -1;
+    }
+  }
+  return 0;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Local rank 0's side of one pair: a warm-up block, then PROBE_BLOCKS timed ones; the median
+ * block's one-way time, or -1 when the peer does not answer within timeout_ns. */
+static double ping(_Atomic int64_t *c, int64_t timeout_ns) {
+  double blocks[PROBE_BLOCKS];
+  int64_t i = 0;
+  for (int b = 0; b <= PROBE_BLOCKS; ++b) {
+    const int64_t start = monotonic_ns();
+    for (int k = 0; k < PROBE_ROUND_TRIPS; ++k, ++i) {
+      atomic_store_explicit(c, 2 * i + 1, memory_order_release);
+      if (wait_for(c, 2 * i + 2, timeout_ns) != 0) return -1;
+    }
+    if (b > 0) blocks[b - 1] = (double)(monotonic_ns() - start) / (2.0 * PROBE_ROUND_TRIPS);
+  }
+  qsort(blocks, PROBE_BLOCKS, sizeof blocks[0], compare_doubles);
+  return blocks[PROBE_BLOCKS / 2];
+}
+
+static void pong(_Atomic int64_t *c, int64_t timeout_ns) {
+  const int64_t total = (int64_t)(PROBE_BLOCKS + 1) * PROBE_ROUND_TRIPS;
+  for (int64_t i = 0; i < total; ++i) {
+    if (wait_for(c, 2 * i + 1, timeout_ns) != 0) return;
+    atomic_store_explicit(c, 2 * i + 2, memory_order_release);
+  }
+}
+
+/* Maps the shared page when the campaign asked for probes; ranks alone on their node skip. */
+static void probe_attach(void) {
+  const char *name = getenv("LLAMP_CORE_PROBE_SHM");
+  const char *local = getenv("MPI_LOCALRANKID"), *nlocal = getenv("MPI_LOCALNRANKS");
+  if (name == NULL || name[0] == '\0' || local == NULL || nlocal == NULL) return;
+  probe_local_rank = atoi(local);
+  probe_local_size = atoi(nlocal);
+  if (probe_local_size > PROBE_MAX_RANKS) probe_local_size = PROBE_MAX_RANKS;
+  if (probe_local_size < 2 || probe_local_rank < 0 || probe_local_rank >= probe_local_size) return;
+  const int fd = shm_open(name, O_CREAT | O_RDWR, 0600);
+  if (fd < 0) {
+    fprintf(stderr, "llamp-runtime-timer: shm_open(%s): %s; cores not probed\n", name, strerror(errno));
+    return;
+  }
+  /* Both ranks may size it; a fresh object reads as zeros. */
+  void *page = ftruncate(fd, sizeof(struct probe_page)) == 0
+                   ? mmap(NULL, sizeof(struct probe_page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                   : MAP_FAILED;
+  close(fd);
+  if (page == MAP_FAILED) {
+    fprintf(stderr, "llamp-runtime-timer: cannot map %s: %s; cores not probed\n", name, strerror(errno));
+    return;
+  }
+  probe_page = page;
+}
+
+/* One probe of every pair (local 0, j). timeout_ns bounds each wait for a peer: at MPI_Finalize
+ * ranks arrive as they finish their work. */
+static void probe_cores(int phase, int64_t timeout_ns, int align) {
+  if (probe_page == NULL) return;
+  if (probe_local_rank == 0) {
+    double worst = 0;
+    for (int j = 1; j < probe_local_size && worst >= 0; ++j) {
+      const double v = ping(&probe_page->line[phase][j].counter, timeout_ns);
+      worst = v < 0 ? -1 : (v > worst ? v : worst);
+    }
+    probe_result_ns[phase] = worst;
+    atomic_store_explicit(&probe_page->done[phase].counter, 1, memory_order_release);
+  } else {
+    pong(&probe_page->line[phase][probe_local_rank].counter, timeout_ns);
+    if (align) wait_for(&probe_page->done[phase].counter, 1, timeout_ns);
+  }
+}
+
+static void after_init(void) {
+  probe_attach();
+  probe_cores(PROBE_INIT, 2000000000LL, 1);
+  init_end_ns = monotonic_ns();
+}
+
 int MPI_Init(int *argc, char ***argv) {
   int (*next)(int *, char ***) = (int (*)(int *, char ***))next_symbol("MPI_Init");
   const int rc = next(argc, argv);
-  init_end_ns = monotonic_ns();
+  after_init();
   return rc;
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
   int (*next)(int *, char ***, int, int *) = (int (*)(int *, char ***, int, int *))next_symbol("MPI_Init_thread");
   const int rc = next(argc, argv, required, provided);
-  init_end_ns = monotonic_ns();
+  after_init();
   return rc;
 }
 
@@ -64,10 +193,14 @@ static void report(int64_t finalize_start_ns) {
   int rank = -1, size = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
-  char line[256];
-  snprintf(line, sizeof line, "llamp-runtime rank %d size %d runtime_ns %lld init_end_ns %lld finalize_start_ns %lld\n",
-           rank, size, (long long)(finalize_start_ns - init_end_ns), (long long)init_end_ns,
-           (long long)finalize_start_ns);
+  char line[320];
+  int n = snprintf(line, sizeof line, "llamp-runtime rank %d size %d runtime_ns %lld init_end_ns %lld finalize_start_ns %lld",
+                   rank, size, (long long)(finalize_start_ns - init_end_ns), (long long)init_end_ns,
+                   (long long)finalize_start_ns);
+  if (probe_page != NULL && probe_local_rank == 0)
+    n += snprintf(line + n, sizeof line - (size_t)n, " core_init_ns %lld core_finalize_ns %lld",
+                  (long long)probe_result_ns[PROBE_INIT], (long long)probe_result_ns[PROBE_FINALIZE]);
+  snprintf(line + n, sizeof line - (size_t)n, "\n");
   const char *dir = getenv("LLAMP_RUNTIME_DIR");
   if (dir == NULL || dir[0] == '\0') {
     fputs(line, stderr);
@@ -90,6 +223,8 @@ static void report(int64_t finalize_start_ns) {
 int MPI_Finalize(void) {
   const int64_t finalize_start = monotonic_ns();
   int (*next)(void) = (int (*)(void))next_symbol("MPI_Finalize");
+  probe_cores(PROBE_FINALIZE, 10000000000LL, 0);
   if (init_end_ns >= 0) report(finalize_start);
+  if (probe_page != NULL) munmap(probe_page, sizeof(struct probe_page));
   return next();
 }

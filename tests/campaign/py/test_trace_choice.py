@@ -20,6 +20,23 @@ def write_records(campaign, k, per_rank_ns):
                     f"init_end_ns 1000 finalize_start_ns {1000 + ns}\n")
 
 
+class RuntimeRecordTest(unittest.TestCase):
+    def test_in_run_core_probes_are_read_from_the_first_ranks_record(self):
+        from campaign import runtime_records
+        d = temp_dir(self)
+        with open(os.path.join(d, "runtime-0.txt"), "w") as f:
+            f.write("llamp-runtime rank 0 size 2 runtime_ns 50 init_end_ns 1000 finalize_start_ns 1050 "
+                    "core_init_ns 27 core_finalize_ns 158\n")
+        with open(os.path.join(d, "runtime-1.txt"), "w") as f:
+            f.write("llamp-runtime rank 1 size 2 runtime_ns 60 init_end_ns 1000 finalize_start_ns 1060\n")
+        self.assertEqual(runtime_records.read_run(d, 2), ([50, 60], 60))
+        self.assertEqual(runtime_records.read_core_probes(d), {"init": 27, "finalize": 158})
+        with open(os.path.join(d, "runtime-1.txt"), "w") as f:
+            f.write("llamp-runtime rank 1 size 2 runtime_ns 60 init_end_ns 1000\n")
+        with self.assertRaises(runtime_records.RecordError):
+            runtime_records.read_run(d, 2)
+
+
 class TraceChoiceTest(unittest.TestCase):
     def campaign(self, runtimes_ms):
         c = config.Campaign(out_dir=temp_dir(self), app=["a"], ranks=2, deltas_ns=[0.0],
