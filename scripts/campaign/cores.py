@@ -13,9 +13,9 @@ spread (CV 40-54 % at ΔL = 0) and of the traced runs' (docs/campaign.md, "Core 
 What the campaign does (`--core-limit`, default auto):
   * before a launch it probes; above the limit it waits for the host to bring the cores back
     together (probing every 0.1 s, for at most --core-wait seconds);
-  * inside every run and traced run the runtime timer probes too, right after MPI_Init and right
-    after the runtime ends (LLAMP_CORE_PROBE_SHM; tools/loggp/runtime_timer.c): the state during
-    the run, which the outside probes can miss (the host moves vCPUs while mpiexec starts: one
+  * inside every run and traced run the runtime timer probes too, just before MPI_Init and just
+    after MPI_Finalize (LLAMP_CORE_PROBE_SHM; tools/loggp/runtime_timer.c): the state within the
+    job, which the outside probes can miss (the host moves vCPUs while mpiexec starts: one
     accepted pingpong run of 24 ran in the slow state with fast probes before and after);
   * after the launch it probes again;
   * a launch with any probe above the limit is a "slow-cores" attempt: recorded (runs.csv, the
@@ -134,8 +134,8 @@ class Guard:
 
 
     def in_run(self, probes):
-        """The timer library's probes inside the run (runtime_records.read_core_probes): right after
-        MPI_Init and right after the runtime ended. A peer that never answered (-1) counts as slow."""
+        """The timer library's probes inside the job (runtime_records.read_core_probes): just before
+        MPI_Init and just after MPI_Finalize. A peer that never answered (-1) counts as slow."""
         for when in ("init", "finalize"):
             if when in probes:
                 setattr(self, f"{when}_ns", float(probes[when]))

@@ -259,8 +259,8 @@ def _table_row(r):
 def _core_probe_paragraph(result, probes):
     """One paragraph on the cores' state around the launches (cores.py, docs/campaign.md)."""
     limits = ", ".join(f"{x:.0f}" for x in probes["limit_ns"]) or "–"
-    text = (f"Core hand-off (llamp-coreprobe before and after every launch, the runtime timer right after MPI_Init "
-            f"and at MPI_Finalize inside it; cores.csv): limit {limits} ns")
+    text = (f"Core hand-off (llamp-coreprobe before and after every launch, the runtime timer before MPI_Init and "
+            f"after MPI_Finalize inside it; cores.csv): limit {limits} ns")
     if probes["hosts"]:
         text += " (" + "; ".join(f"{h['host']}: 3 x the fastest of {len(h['probes_ns'])} probes, {h['fastest_ns']:.0f} ns"
                                  for h in probes["hosts"]) + ")"

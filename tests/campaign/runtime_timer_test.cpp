@@ -51,7 +51,7 @@ TEST(RuntimeTimer, EveryRankRecordsTheTimeBetweenInitAndFinalize) {
 }
 
 // LLAMP_CORE_PROBE_SHM: the node's first rank times a cache line's hand-off to the other rank
-// right after MPI_Init and when the runtime ends, and adds both to its record (the campaign's
+// just before MPI_Init and just after MPI_Finalize, and adds both to its record (the campaign's
 // in-run core probe); the other rank's record stays as it was.
 TEST(RuntimeTimer, CoreProbeInsideTheRunGoesToTheFirstRanksRecord) {
   const std::string id = std::to_string(::getpid());

@@ -17,12 +17,13 @@
  * Fortran bindings call the C MPI_Init / MPI_Finalize.
  *
  * With LLAMP_CORE_PROBE_SHM=/name (the campaign sets it; docs/campaign.md, "Core hand-off") the
- * ranks of a node also time a cache line's hand-off between their cores, right after MPI_Init
- * (before the runtime starts) and right after the runtime ends in MPI_Finalize: the state of
- * the cores *during* the run, which a probe before or after the job can miss (a VM's host moves
- * vCPUs while mpiexec starts). Local rank 0 (Hydra's MPI_LOCALRANKID) pings each other local
- * rank in turn through the shared page shm_open(name); after the first probe every local rank
- * waits for rank 0 to finish, so they all start the runtime together. Rank 0's line ends with
+ * ranks of a node also time a cache line's hand-off between their cores, just before MPI_Init
+ * and just after MPI_Finalize: the state of the cores within the job, which a probe before or
+ * after the job can miss (a VM's host moves vCPUs while mpiexec starts). Outside MPI_Init ..
+ * MPI_Finalize on purpose: a wrapper listed after this library (the tracer) must not see the
+ * probe as the application's computation, nor the runtime contain it. Local rank 0 (Hydra's
+ * MPI_LOCALRANKID) pings each other local rank in turn through the shared page shm_open(name).
+ * Rank 0's line ends with
  *
  *     core_init_ns <a> core_finalize_ns <b>      (the largest pair's median block; -1: no answer)
  *
@@ -68,13 +69,12 @@ enum { PROBE_MAX_RANKS = 64, PROBE_BLOCKS = 30, PROBE_ROUND_TRIPS = 500 };
 enum { PROBE_INIT = 0, PROBE_FINALIZE = 1 };
 
 /* One hand-off line per local rank and phase, each alone in 128 bytes (lines are fetched in
- * pairs), and one "rank 0 is done" flag per phase. */
+ * pairs). */
 struct probe_line {
   _Alignas(128) _Atomic int64_t counter;
 };
 struct probe_page {
   struct probe_line line[2][PROBE_MAX_RANKS];
-  struct probe_line done[2];
 };
 
 static struct probe_page *probe_page;
@@ -151,9 +151,9 @@ static void probe_attach(void) {
   probe_page = page;
 }
 
-/* One probe of every pair (local 0, j). timeout_ns bounds each wait for a peer: at MPI_Finalize
- * ranks arrive as they finish their work. */
-static void probe_cores(int phase, int64_t timeout_ns, int align) {
+/* One probe of every pair (local 0, j); timeout_ns bounds each wait for a peer (processes start
+ * at different times). */
+static void probe_cores(int phase, int64_t timeout_ns) {
   if (probe_page == NULL) return;
   if (probe_local_rank == 0) {
     double worst = 0;
@@ -162,37 +162,33 @@ static void probe_cores(int phase, int64_t timeout_ns, int align) {
       worst = v < 0 ? -1 : (v > worst ? v : worst);
     }
     probe_result_ns[phase] = worst;
-    atomic_store_explicit(&probe_page->done[phase].counter, 1, memory_order_release);
   } else {
     pong(&probe_page->line[phase][probe_local_rank].counter, timeout_ns);
-    if (align) wait_for(&probe_page->done[phase].counter, 1, timeout_ns);
   }
 }
 
-static void after_init(void) {
+static void before_init(void) {
   probe_attach();
-  probe_cores(PROBE_INIT, 2000000000LL, 1);
-  init_end_ns = monotonic_ns();
+  probe_cores(PROBE_INIT, 10000000000LL);
 }
 
 int MPI_Init(int *argc, char ***argv) {
   int (*next)(int *, char ***) = (int (*)(int *, char ***))next_symbol("MPI_Init");
+  before_init();
   const int rc = next(argc, argv);
-  after_init();
+  init_end_ns = monotonic_ns();
   return rc;
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
   int (*next)(int *, char ***, int, int *) = (int (*)(int *, char ***, int, int *))next_symbol("MPI_Init_thread");
+  before_init();
   const int rc = next(argc, argv, required, provided);
-  after_init();
+  init_end_ns = monotonic_ns();
   return rc;
 }
 
-static void report(int64_t finalize_start_ns) {
-  int rank = -1, size = 0;
-  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+static void report(int rank, int size, int64_t finalize_start_ns) {
   char line[320];
   int n = snprintf(line, sizeof line, "llamp-runtime rank %d size %d runtime_ns %lld init_end_ns %lld finalize_start_ns %lld",
                    rank, size, (long long)(finalize_start_ns - init_end_ns), (long long)init_end_ns,
@@ -223,8 +219,12 @@ static void report(int64_t finalize_start_ns) {
 int MPI_Finalize(void) {
   const int64_t finalize_start = monotonic_ns();
   int (*next)(void) = (int (*)(void))next_symbol("MPI_Finalize");
-  probe_cores(PROBE_FINALIZE, 10000000000LL, 0);
-  if (init_end_ns >= 0) report(finalize_start);
+  int rank = -1, size = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int rc = next();
+  probe_cores(PROBE_FINALIZE, 10000000000LL);
+  if (init_end_ns >= 0) report(rank, size, finalize_start);
   if (probe_page != NULL) munmap(probe_page, sizeof(struct probe_page));
-  return next();
+  return rc;
 }

@@ -100,8 +100,8 @@ echo '{{"cpus":[0,1],"pairs":[{{"cpus":[0,1],"one_way_ns":'$v'}}],"max_one_way_n
         self.assertEqual([p["one_way_ns"] for p in outside],
                          ["30.0", "2000.0", "30.0", "31.0", "2000.0", "32.0", "33.0"])
         self.assertEqual([p["slow"] for p in outside], ["0", "1", "0", "0", "1", "0", "0"])
-        # The runtime timer probed inside every run too (real hand-offs between the two pinned
-        # ranks), right after MPI_Init and when the runtime ended; both are in the records.
+        # The runtime timer probed inside every job too (real hand-offs between the two pinned
+        # ranks), before MPI_Init and after MPI_Finalize; both are in the records.
         if len(os.sched_getaffinity(0)) >= 2:
             inside = [p for p in rows_ if p["when"].startswith("in-run")]
             self.assertEqual([(p["launch"], p["when"]) for p in inside],
