@@ -190,9 +190,9 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 
 static void report(int rank, int size, int64_t finalize_start_ns) {
   char line[320];
-  int n = snprintf(line, sizeof line, "llamp-runtime rank %d size %d runtime_ns %lld init_end_ns %lld finalize_start_ns %lld",
-                   rank, size, (long long)(finalize_start_ns - init_end_ns), (long long)init_end_ns,
-                   (long long)finalize_start_ns);
+  int n = snprintf(line, sizeof line,
+                   "llamp-runtime rank %d size %d runtime_ns %lld init_end_ns %lld finalize_start_ns %lld", rank, size,
+                   (long long)(finalize_start_ns - init_end_ns), (long long)init_end_ns, (long long)finalize_start_ns);
   if (probe_page != NULL && probe_local_rank == 0)
     n += snprintf(line + n, sizeof line - (size_t)n, " core_init_ns %lld core_finalize_ns %lld",
                   (long long)probe_result_ns[PROBE_INIT], (long long)probe_result_ns[PROBE_FINALIZE]);
