@@ -18,8 +18,10 @@ What the campaign does (`--core-limit`, default auto):
     job, which the outside probes can miss (the host moves vCPUs while mpiexec starts: one
     accepted pingpong run of 24 ran in the slow state with fast probes before and after);
   * after the launch it probes again;
-  * a launch with any probe above the limit is a "slow-cores" attempt: recorded (runs.csv, the
-    report), never averaged in, and launched again, up to --core-retries more times;
+  * a launch whose probes are above the limit is a "slow-cores" attempt: recorded (runs.csv, the
+    report), never averaged in, and launched again, up to --core-retries more times; the probes
+    inside the job judge it when there are any (runs, traced runs), else those before and after
+    it (parameter launches);
   * every probe is appended to cores.csv.
 The probes take ~30 ms each and run while no rank does. The limit `auto` is 3 x the fastest of 20
 probes taken when the campaign first needs it on a host (cores-<host>.json); a machine whose cores
@@ -143,7 +145,12 @@ class Guard:
 
     @property
     def values(self):
-        return [v for v in (self.before_ns, self.init_ns, self.finalize_ns, self.after_ns) if v is not None]
+        """The probes that judge the launch: the timer's inside the job when it has them (the
+        outside ones are taken while the vCPUs idle between jobs, when the host moves them: 3 of
+        30 master_worker runs read 154-163 ns after the job with 24-27 ns inside it), else the
+        outside ones."""
+        inside = [v for v in (self.init_ns, self.finalize_ns) if v is not None]
+        return inside or [v for v in (self.before_ns, self.after_ns) if v is not None]
 
     @property
     def slow(self):
