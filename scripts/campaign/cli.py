@@ -69,8 +69,8 @@ def run_parser():
                         "'slow-cores': recorded, not averaged, launched again. auto (default): 3x the fastest of 20 "
                         "probes on the host; off: no probes. On a VM the host sometimes places the vCPUs apart and "
                         "every message is 2-3x slower (docs/campaign.md, 'Core hand-off')")
-    p.add_argument("--core-retries", type=int, default=3, metavar="K",
-                   help="launches again after slow-cores ones, per run, traced run and parameter launch (default 3)")
+    p.add_argument("--core-retries", type=int, default=5, metavar="K",
+                   help="launches again after slow-cores ones, per run, traced run and parameter launch (default 5)")
     p.add_argument("--core-wait", type=float, default=10.0, metavar="S",
                    help="seconds a launch waits for fast cores before it starts anyway (default 10)")
     p.add_argument("--params", help="use this LogGP parameter file instead of measuring one")

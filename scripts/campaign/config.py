@@ -45,7 +45,7 @@ class Campaign:
     param_runs: int = 5               # llamp-loggp launches; params.json holds their mean
     no_prediction: bool = False       # measure runtimes only (no trace, schedgen, analyze)
     core_limit: str = "auto"          # cores.py: slow-cores above this hand-off time ("auto", "off", "90ns")
-    core_retries: int = 3             # launches again after slow-cores ones
+    core_retries: int = 5             # launches again after slow-cores ones
     core_wait_s: float = 10.0         # how long a launch waits for the cores to be fast again
     schedule: list = field(default_factory=list)
 
