@@ -63,27 +63,16 @@ class RunsTest(unittest.TestCase):
         self.assertEqual([(x["slot"], x["attempt"], x["status"]) for x in r],
                          [("0", "1", "timeout"), ("0", "2", "ok"), ("1", "1", "ok")])
 
-    def test_core_probes_judge_launches_and_slow_ones_go_again(self):
+    def test_probes_inside_the_jobs_judge_them(self):
         # The host's vCPU placement cannot be changed on demand, so a stand-in for llamp-coreprobe
-        # answers the probes outside the jobs from a list (ns); the timer's probes inside the runs
-        # are real. The limit, 1 µs, is far above anything real here (12-220 ns), so only the
-        # list can say slow.
+        # answers the probes outside the jobs from a list (ns): every launch reads slow after
+        # the job, slot 0 also before it. The timer's probes inside the jobs are real and fast
+        # (the limit, 1 µs, is far above anything real here, 12-220 ns): they judge, nothing is
+        # launched again, and slot 0 waited for a fast probe before it started.
         if len(os.sched_getaffinity(0)) < 2:
-            self.skipTest("one CPU: no pair of cores to probe inside the runs")
+            self.skipTest("one CPU: no pair of cores to probe inside the jobs")
         d = temp_dir(self)
-        values = os.path.join(d, "probe-values")
-        with open(values, "w") as f:
-            # params-1: slow after (no probe inside llamp-loggp: the outside ones judge), again;
-            # params-2; slot 0: slow before (waits), slow after but fast inside (kept); slot 1.
-            f.write("\n".join(["30", "2000", "30", "31", "32", "33", "2000", "34", "2000", "35", "36"]) + "\n")
-        fake = os.path.join(d, "fake-coreprobe")
-        with open(fake, "w") as f:
-            f.write(f"""#!/bin/sh
-v=$(head -n 1 '{values}'); tail -n +2 '{values}' > '{values}.t'; mv '{values}.t' '{values}'
-[ -n "$v" ] || v=30
-echo '{{"cpus":[0,1],"pairs":[{{"cpus":[0,1],"one_way_ns":'$v'}}],"max_one_way_ns":'$v'}}'
-""")
-        os.chmod(fake, os.stat(fake).st_mode | stat.S_IEXEC)
+        fake = fake_coreprobe(d, ["30", "2000", "31", "2000", "2000", "34", "2000", "35", "2000"])
         out = os.path.join(d, "c")
         campaign("--build-dir", BUILD_DIR, "--mpiexec", MPIEXEC, "-n", "2", "--delta-l", "0", "--reps", "2",
                  "--no-prediction", "--param-runs", "2", "--loggp-arg=--rounds", "--loggp-arg=1",
@@ -91,30 +80,67 @@ echo '{{"cpus":[0,1],"pairs":[{{"cpus":[0,1],"one_way_ns":'$v'}}],"max_one_way_n
                  "--coreprobe", fake, "--core-limit", "1us", "--", TEST_APP, "--compute-ms", "5")
         with open(os.path.join(out, "prepare-cores.json")) as f:
             prepared = json.load(f)
-        self.assertEqual(prepared["params-1"]["slow_cores_launches"], 1)
-        self.assertEqual((prepared["params-1"]["core_before_ns"], prepared["params-1"]["core_after_ns"]), (30, 31))
-        self.assertEqual(prepared["params-2"]["slow_cores_launches"], 0)
+        for k in ("params-1", "params-2"):
+            self.assertEqual(prepared[k]["slow_cores_launches"], 0, prepared)
+            self.assertEqual(prepared[k]["core_after_ns"], 2000)
+            self.assertGreater(prepared[k]["core_init_ns"], 0)  # llamp-loggp ran with the timer too
+            self.assertGreater(prepared[k]["core_finalize_ns"], 0)
         r = rows(out)
         self.assertEqual([(x["slot"], x["attempt"], x["status"]) for x in r], [("0", "1", "ok"), ("1", "1", "ok")])
         self.assertEqual(float(r[0]["core_before_ns"]), 34.0)  # waited past the 2 µs probe
-        self.assertEqual(float(r[0]["core_after_ns"]), 2000.0)  # after the job; inside it judged
         for x in r:
-            # The runtime timer probed inside every job (real hand-offs between the two pinned
-            # ranks), before MPI_Init and after MPI_Finalize.
-            self.assertGreater(float(x["core_init_ns"]), 0)
+            self.assertEqual(float(x["core_after_ns"]), 2000.0)
+            self.assertGreater(float(x["core_init_ns"]), 0)  # before MPI_Init, after MPI_Finalize
             self.assertGreater(float(x["core_finalize_ns"]), 0)
         with open(os.path.join(out, "cores.csv")) as f:
             probes = list(csv.DictReader(f))
-        outside = [p for p in probes if p["when"] in ("before", "after")]
-        self.assertEqual([p["one_way_ns"] for p in outside],
-                         ["30.0", "2000.0", "30.0", "31.0", "32.0", "33.0", "2000.0", "34.0", "2000.0", "35.0", "36.0"])
         inside = [(p["launch"], p["when"]) for p in probes if p["when"].startswith("in-run")]
-        self.assertEqual(inside, [(f"slot-{s}-a1", w) for s in ("0000", "0001") for w in ("in-run init",
-                                                                                       "in-run finalize")])
+        self.assertEqual(inside, [(launch, w) for launch in ("params-1", "params-2", "slot-0000-a1", "slot-0001-a1")
+                                  for w in ("in-run init", "in-run finalize")])
         with open(os.path.join(out, "report.md")) as f:
             markdown = f.read()
         self.assertIn("0 of 2 measured attempts were slow-cores", markdown)
-        self.assertIn("Parameter launches and traced runs: 1 launched again", markdown)
+        self.assertIn("Parameter launches and traced runs: 0 launched again", markdown)
+
+
+def fake_coreprobe(directory, values):
+    """A stand-in for llamp-coreprobe that answers one value (ns) of `values` per call, then 30."""
+    path = os.path.join(directory, "probe-values")
+    with open(path, "w") as f:
+        f.write("\n".join(values) + "\n")
+    fake = os.path.join(directory, "fake-coreprobe")
+    with open(fake, "w") as f:
+        f.write(f"""#!/bin/sh
+v=$(head -n 1 '{path}'); tail -n +2 '{path}' > '{path}.t'; mv '{path}.t' '{path}'
+[ -n "$v" ] || v=30
+echo '{{"cpus":[0,1],"pairs":[{{"cpus":[0,1],"one_way_ns":'$v'}}],"max_one_way_ns":'$v'}}'
+""")
+    os.chmod(fake, os.stat(fake).st_mode | stat.S_IEXEC)
+    return fake
+
+
+class GuardedLaunchTest(unittest.TestCase):
+    """cores.guarded: a launch without probes inside it (no runtime timer) is judged by the probes
+    outside and launched again while they say slow-cores. No MPI: the launch is a function."""
+
+    def test_outside_probes_judge_a_launch_without_inside_ones(self):
+        from campaign import config, cores
+        d = temp_dir(self)
+        c = config.Campaign(out_dir=d, app=["a"], ranks=2, deltas_ns=[0.0], core_limit="1us", core_retries=3,
+                            tools=config.Tools(coreprobe=fake_coreprobe(d, ["30", "2000", "31", "2000", "32", "33"])))
+        launches = []
+        _, guard, slow = cores.guarded(c, "params-1", 2, lambda g: launches.append(g.shm_name), log=lambda *_: None)
+        self.assertEqual((len(launches), slow, guard.slow), (3, 2, False))
+        self.assertEqual((guard.before_ns, guard.after_ns), (32, 33))
+
+    def test_retries_end_with_the_last_launch_kept(self):
+        from campaign import config, cores
+        d = temp_dir(self)
+        c = config.Campaign(out_dir=d, app=["a"], ranks=2, deltas_ns=[0.0], core_limit="1us", core_retries=1,
+                            core_wait_s=0, tools=config.Tools(coreprobe=fake_coreprobe(d, ["2000"] * 8)))
+        _, guard, slow = cores.guarded(c, "trace-1", 2, lambda g: None, log=lambda *_: None)
+        self.assertEqual((slow, guard.slow), (1, True))
+        self.assertIn("the host had placed them apart", guard.reason())
 
 
 class SlowCoresRetryTest(unittest.TestCase):
