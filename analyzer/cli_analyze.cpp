@@ -150,15 +150,31 @@ void run_analyze(const AnalyzeArgs& a) {
   opt.top = a.top;
   opt.threads = a.threads;
 
-  auto run = [&] { return a.solver == "clp" ? analyze_lp(g, engine.model(), opt) : analyze(engine, opt); };
-  Analysis result = run();
+  auto run = [&](const AnalyzeOptions& o) {
+    return a.solver == "clp" ? analyze_lp(g, engine.model(), o) : analyze(engine, o);
+  };
   const bool phase = a.poll_lag == "phase" && !g.poll_lags.empty();
-  if (phase) {
-    // The same graph with every lag at its cap, then the composed curve (polling_phase.hpp); the
-    // resolved lags go back for what follows (critical path, topology, placement: base point).
+  Analysis result;
+  if (!phase) {
+    result = run(opt);
+  } else {
+    // The composed curve (polling_phase.hpp): the resolved graph's exact curve only below L0, the
+    // capped graph's only past the ramp (none when the ramp reaches past the range), the ramp
+    // sampled between. The resolved lags go back for what follows (critical path, topology,
+    // placement: the base point).
+    const double L0 = engine.base_xL(), ramp_end = polling_phase_end(L0, lags);
+    AnalyzeOptions below = opt;
+    below.x_max = std::max(opt.x_min, std::min(L0, opt.x_max));
+    result = run(below);
     set_poll_lags(g, lags.cap);
-    const Analysis at_cap = run();
-    result = compose_polling_phase(result, at_cap, engine, g, lags);
+    Analysis at_cap;
+    if (ramp_end < opt.x_max) {
+      AnalyzeOptions above = opt;
+      above.x_min = std::max(ramp_end, opt.x_min);
+      above.critical_path = false;
+      at_cap = run(above);
+    }
+    result = compose_polling_phase(result, at_cap, engine, g, lags, opt.x_min, opt.x_max);
     set_poll_lags(g, lags.resolved);
   }
   nlohmann::json report = to_json(result, g);

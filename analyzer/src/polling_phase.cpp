@@ -43,13 +43,10 @@ double polling_phase_runtime(Engine& e, graph::Graph& g, const PollLagResolution
 }
 
 Analysis compose_polling_phase(const Analysis& resolved, const Analysis& at_cap, Engine& e, graph::Graph& g,
-                               const PollLagResolution& lags) {
+                               const PollLagResolution& lags, double x_min, double x_max) {
   Analysis a = resolved;
   a.evaluations += at_cap.evaluations;
   a.seconds += at_cap.seconds;
-  if (resolved.curve.segments.empty()) return a;
-  const double x_min = resolved.curve.segments.front().x_begin;
-  const double x_max = resolved.curve.segments.back().x_end;
   const double L0 = resolved.L0, ramp_end = polling_phase_end(L0, lags);
 
   Curve c;
@@ -81,7 +78,7 @@ Analysis compose_polling_phase(const Analysis& resolved, const Analysis& at_cap,
   for (Tolerance& t : a.tolerance) {
     // Same bound, T(L0)·(1 + x %), read off the composed curve. (A range that starts above the
     // bound keeps the resolved graph's answer.)
-    if (a.curve.segments.front().T_begin > t.T_bound) continue;
+    if (a.curve.segments.empty() || a.curve.segments.front().T_begin > t.T_bound) continue;
     std::optional<double> hit = x_reaching(a.curve, t.T_bound);
     if (!hit && x_max < ramp_end) {
       // Past the range on the ramp: T is non-decreasing there, so bisect between the range's end

@@ -371,7 +371,18 @@ TEST(PollLag, PhaseKeepsTheTraceAtL0AndReachesTheCapOneSlackLater) {
   const Analysis resolved = analyze(e, opt);
   set_poll_lags(g, lags.cap);
   const Analysis at_cap = analyze(e, opt);
-  const Analysis a = compose_polling_phase(resolved, at_cap, e, g, lags);
+  const Analysis a = compose_polling_phase(resolved, at_cap, e, g, lags, 0, 200);
+  // The CLI analyses each graph only where its curve is used (below L0, past the ramp's end):
+  // the same composed curve.
+  AnalyzeOptions below = opt, above = opt;
+  below.x_max = 70;
+  above.x_min = 80;
+  set_poll_lags(g, lags.resolved);
+  const Analysis resolved_part = analyze(e, below);
+  set_poll_lags(g, lags.cap);
+  const Analysis cap_part = analyze(e, above);
+  const Analysis parts = compose_polling_phase(resolved_part, cap_part, e, g, lags, 0, 200);
+  for (double x = 0; x <= 200; x += 2.5) EXPECT_DOUBLE_EQ(curve_value(a.curve, x), curve_value(parts.curve, x)) << x;
 
   EXPECT_DOUBLE_EQ(polling_phase_end(70, lags), 80);
   EXPECT_DOUBLE_EQ(a.T, 115);                       // the traced run's T(L0)

@@ -33,11 +33,13 @@ double polling_phase_end(double L0, const PollLagResolution& lags);
 // T(x) with the lags of the phase ramp at x (g's lags are left at those values).
 double polling_phase_runtime(Engine& e, graph::Graph& g, const PollLagResolution& lags, double L0, double x);
 
-// The composed analysis from `resolved` (the graph analysed with the resolved lags) and `at_cap`
-// (with every lag at its cap). Base-point figures (T, λ, ρ, the critical path, the bandwidth
-// tolerance) stay those of `resolved`; the latency tolerances are read off the composed curve
-// (beyond its range: the ramp, then the capped graph). Leaves g's lags at their caps.
+// The composed analysis over [x_min, x_max] from `resolved` (the graph analysed with the resolved
+// lags; only its curve below L0 is used, so it may cover just [x_min, L0]) and `at_cap` (with
+// every lag at its cap; only its curve from the ramp's end is used, so it may cover just that, or
+// nothing when the ramp reaches past x_max). Base-point figures (T, λ, ρ, the critical path, the
+// bandwidth tolerance) stay those of `resolved`; the latency tolerances are read off the composed
+// curve (beyond its range: the ramp, then the capped graph). Leaves g's lags at their caps.
 Analysis compose_polling_phase(const Analysis& resolved, const Analysis& at_cap, Engine& e, graph::Graph& g,
-                               const PollLagResolution& lags);
+                               const PollLagResolution& lags, double x_min, double x_max);
 
 }  // namespace llamp::analyzer
