@@ -302,22 +302,24 @@ TEST(Engine, BinaryAndTextGiveTheSameRuntime) {
 // its polling loop c1 (100 ns), and goes on (c2) once the loop ended and it noticed the message.
 // Rank 1 sends after c3 (30 ns). With o = 0, G = 0 the message arrives at 30 + L; the lag's cap
 // is 20 ns.
+graph::Graph polled_receive_graph() {
+  graph::InMemoryGraphBuilder b;
+  b.begin(2);
+  const uint64_t c0 = b.calc(0, 10), r = b.recv(0, 8, 1, 0), c1 = b.calc(0, 100), lag = b.poll_lag(0, 20),
+                 c2 = b.calc(0, 5);
+  b.requires_edge(0, r, c0);
+  b.requires_edge(0, c1, c0);
+  b.requires_edge(0, lag, r);
+  b.requires_edge(0, c2, c1);
+  b.requires_edge(0, c2, lag);
+  const uint64_t c3 = b.calc(1, 30), s = b.send(1, 8, 0, 0);
+  b.requires_edge(1, s, c3);
+  b.finish();
+  return b.take();
+}
+
 TEST(PollLag, ResolvedAtL0ExactThereAndLateBeyond) {
-  auto build = [] {
-    graph::InMemoryGraphBuilder b;
-    b.begin(2);
-    const uint64_t c0 = b.calc(0, 10), r = b.recv(0, 8, 1, 0), c1 = b.calc(0, 100), lag = b.poll_lag(0, 20),
-                   c2 = b.calc(0, 5);
-    b.requires_edge(0, r, c0);
-    b.requires_edge(0, c1, c0);
-    b.requires_edge(0, lag, r);
-    b.requires_edge(0, c2, c1);
-    b.requires_edge(0, c2, lag);
-    const uint64_t c3 = b.calc(1, 30), s = b.send(1, 8, 0, 0);
-    b.requires_edge(1, s, c3);
-    b.finish();
-    return b.take();
-  };
+  auto build = polled_receive_graph;
   LogGP p;
   p.L_ns = 50;  // arrival at 80: the loop ends at 110, 30 ns of slack
   p.S_bytes = UINT64_MAX;
@@ -343,19 +345,7 @@ TEST(PollLag, ResolvedAtL0ExactThereAndLateBeyond) {
 // the lag ramping from 10 to its cap while the arrival moves by the 10 ns of slack, the capped
 // graph from there on; tolerances read off the composed curve.
 TEST(PollLag, PhaseKeepsTheTraceAtL0AndReachesTheCapOneSlackLater) {
-  graph::InMemoryGraphBuilder b;
-  b.begin(2);
-  const uint64_t c0 = b.calc(0, 10), r = b.recv(0, 8, 1, 0), c1 = b.calc(0, 100), lag = b.poll_lag(0, 20),
-                 c2 = b.calc(0, 5);
-  b.requires_edge(0, r, c0);
-  b.requires_edge(0, c1, c0);
-  b.requires_edge(0, lag, r);
-  b.requires_edge(0, c2, c1);
-  b.requires_edge(0, c2, lag);
-  const uint64_t c3 = b.calc(1, 30), s = b.send(1, 8, 0, 0);
-  b.requires_edge(1, s, c3);
-  b.finish();
-  graph::Graph g = b.take();
+  graph::Graph g = polled_receive_graph();
   LogGP p;
   p.L_ns = 70;
   p.S_bytes = UINT64_MAX;
