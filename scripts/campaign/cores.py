@@ -111,7 +111,6 @@ class Guard:
         self.campaign, self.launch, self.cpus, self.log = campaign, launch, cpus, log
         self.limit = limit_ns(campaign, cpus, log) if enabled(campaign) else None
         self.before_ns = self.init_ns = self.finalize_ns = self.after_ns = None
-        self.waited_s = 0.0
         self.shm_name = f"/llamp-cores-{os.getpid()}-{launch}"
 
     def _probe(self, when):
@@ -128,12 +127,10 @@ class Guard:
                and time.monotonic() - start < self.campaign.core_wait_s):
             time.sleep(0.1)
             self.before_ns = self._probe("before")
-        self.waited_s = time.monotonic() - start
 
     def after(self):
         if self.limit is not None:
             self.after_ns = self._probe("after")
-
 
     def in_run(self, probes):
         """The timer library's probes inside the job (runtime_records.read_core_probes): just before

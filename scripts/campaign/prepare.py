@@ -101,9 +101,9 @@ def measure_parameters(campaign, log=print):
     """(a) params.json: llamp-loggp between two ranks on the same stack, at ΔL = 0, launched
     --param-runs times (params-k.json each) and combined (combine_parameter_files). One launch is
     one draw: on the 2-vCPU VM a job's 64 B half round trip is either ~150 or ~490 ns, the same
-    for the whole job (cause not established: where its shared memory or the host's vCPUs land),
-    and one slow launch put L0 at 174 ns instead of 7 ns, every subcomm message 0.2 µs late in
-    the prediction."""
+    for the whole job (where the host has put the vCPUs: cores.py, which now launches a slow one
+    again), and one slow launch put L0 at 174 ns instead of 7 ns, every subcomm message 0.2 µs
+    late in the prediction."""
     target = campaign.path("params.json")
     if os.path.exists(target):
         return target
