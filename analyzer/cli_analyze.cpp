@@ -179,13 +179,10 @@ void run_analyze(const AnalyzeArgs& a) {
   }
   nlohmann::json report = to_json(result, g);
   if (!g.poll_lags.empty()) {
-    report["poll_lags"] = {
-        {"mode", a.poll_lag}, {"vertices", g.poll_lags.size()}, {"lag_ns", resolve ? lags.resolved_ns : lags.cap_ns}};
-    if (a.poll_lag == "cap") {
-      uint64_t cap_ns = 0;
-      for (graph::VertexId v : g.poll_lags) cap_ns += g.value[v];
-      report["poll_lags"]["lag_ns"] = cap_ns;
-    } else {
+    uint64_t lag_ns = 0;  // the lags at the base point: resolved, or the caps with --poll-lag cap
+    for (graph::VertexId v : g.poll_lags) lag_ns += g.value[v];
+    report["poll_lags"] = {{"mode", a.poll_lag}, {"vertices", g.poll_lags.size()}, {"lag_ns", lag_ns}};
+    if (resolve) {
       report["poll_lags"]["cap_ns"] = lags.cap_ns;
       report["poll_lags"]["at_cap"] = lags.capped;
     }

@@ -7,10 +7,9 @@
 // 0.24 s against 0.47 s; docs/campaign.md, "Core hand-off"). A run in the slow state measures the
 // host's placement, not the latency response, so the campaign repeats it.
 //
-// Method: two threads pinned to CPU a and CPU b pass a counter back and forth through one cache line
-// (release store, acquire spin). After a warm-up block (a vCPU that was idle takes time to run), it
-// times `blocks` blocks of `round_trips` round trips each; a block's one-way time is its time /
-// (2 × round trips). The median block is the figure: it ignores the blocks a preemption spoils.
+// Method (hand_off.h, shared with the runtime timer's probe inside a job): two threads pinned to
+// CPU a and CPU b pass a counter back and forth through one cache line; the median of the timed
+// blocks' one-way times is the figure.
 //
 //   llamp-coreprobe [--cpus N] [--blocks 30] [--round-trips 500]   → JSON on stdout
 #include <pthread.h>
@@ -19,9 +18,10 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "hand_off.h"
+
 #include <algorithm>
-#include <atomic>
-#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <thread>
@@ -29,13 +29,7 @@
 
 namespace {
 
-// Alone in a 128-byte block and outside any stack: CPUs fetch lines in adjacent pairs, and a
-// neighbour one thread writes would be timed too (the line on the pinging thread's stack measured
-// 50 ns where a static one measures 27 ns).
-struct alignas(128) HandOffLine {
-  std::atomic<int64_t> counter{0};
-};
-HandOffLine hand_off_line;
+llamp_hand_off_line hand_off_line;  // static: see hand_off.h
 
 bool pin_to(int cpu) {
   cpu_set_t set;
@@ -61,34 +55,17 @@ struct PairResult {
 };
 
 PairResult probe_pair(int cpu_a, int cpu_b, int blocks, int round_trips) {
-  HandOffLine& line = hand_off_line;
-  line.counter.store(0);
-  const int64_t total = static_cast<int64_t>(blocks + 1) * round_trips;  // + the warm-up block
-  // The pong thread gets its bounds by value: a reference into this frame would add that line's traffic.
-  std::thread pong([total, cpu_b] {
-    HandOffLine& line = hand_off_line;
+  constexpr int64_t kNoTimeout = INT64_MAX / 2;  // both parties are this process's threads
+  hand_off_line.counter = 0;
+  std::thread pong([=] {
     pin_to(cpu_b);
-    for (int64_t i = 0; i < total; ++i) {
-      while (line.counter.load(std::memory_order_acquire) != 2 * i + 1) {
-      }
-      line.counter.store(2 * i + 2, std::memory_order_release);
-    }
+    llamp_hand_off_pong(&hand_off_line, blocks, round_trips, kNoTimeout);
   });
   pin_to(cpu_a);
   PairResult r;
-  int64_t i = 0;
-  for (int b = 0; b <= blocks; ++b) {
-    const auto start = std::chrono::steady_clock::now();
-    for (int k = 0; k < round_trips; ++k, ++i) {
-      line.counter.store(2 * i + 1, std::memory_order_release);
-      while (line.counter.load(std::memory_order_acquire) != 2 * i + 2) {
-      }
-    }
-    const std::chrono::duration<double, std::nano> elapsed = std::chrono::steady_clock::now() - start;
-    if (b > 0) r.block_one_way_ns.push_back(elapsed.count() / (2.0 * round_trips));
-  }
+  r.block_one_way_ns.resize(static_cast<size_t>(blocks));
+  llamp_hand_off_ping(&hand_off_line, blocks, round_trips, kNoTimeout, r.block_one_way_ns.data());
   pong.join();
-  std::sort(r.block_one_way_ns.begin(), r.block_one_way_ns.end());
   return r;
 }
 

@@ -34,7 +34,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <mpi.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +41,8 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "hand_off.h"
 
 static int64_t init_end_ns = -1;
 
@@ -63,67 +64,19 @@ static void *next_symbol(const char *name) {
   return fn;
 }
 
-/* ---- in-run core probe (see the top of the file and tools/loggp/core_probe.cpp) ---- */
+/* ---- in-run core probe (see the top of the file; the method is hand_off.h) ---- */
 
 enum { PROBE_MAX_RANKS = 64, PROBE_BLOCKS = 30, PROBE_ROUND_TRIPS = 500 };
 enum { PROBE_INIT = 0, PROBE_FINALIZE = 1 };
 
-/* One hand-off line per local rank and phase, each alone in 128 bytes (lines are fetched in
- * pairs). */
-struct probe_line {
-  _Alignas(128) _Atomic int64_t counter;
-};
+/* One hand-off line per local rank and phase. */
 struct probe_page {
-  struct probe_line line[2][PROBE_MAX_RANKS];
+  llamp_hand_off_line line[2][PROBE_MAX_RANKS];
 };
 
 static struct probe_page *probe_page;
 static int probe_local_rank = -1, probe_local_size = 0;
 static double probe_result_ns[2] = {-1, -1};
-
-/* Spins until *c == want; 0, or -1 once timeout_ns passed (the clock is read every 64 Ki spins,
- * so a waiting peer that answers at once is timed without it). */
-static int wait_for(_Atomic int64_t *c, int64_t want, int64_t timeout_ns) {
-  const int64_t deadline = monotonic_ns() + timeout_ns;
-  unsigned spins = 0;
-  while (atomic_load_explicit(c, memory_order_acquire) != want) {
-    if (++spins == 65536u) {
-      spins = 0;
-      if (monotonic_ns() > deadline) return -1;
-    }
-  }
-  return 0;
-}
-
-static int compare_doubles(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Local rank 0's side of one pair: a warm-up block, then PROBE_BLOCKS timed ones; the median
- * block's one-way time, or -1 when the peer does not answer within timeout_ns. */
-static double ping(_Atomic int64_t *c, int64_t timeout_ns) {
-  double blocks[PROBE_BLOCKS];
-  int64_t i = 0;
-  for (int b = 0; b <= PROBE_BLOCKS; ++b) {
-    const int64_t start = monotonic_ns();
-    for (int k = 0; k < PROBE_ROUND_TRIPS; ++k, ++i) {
-      atomic_store_explicit(c, 2 * i + 1, memory_order_release);
-      if (wait_for(c, 2 * i + 2, timeout_ns) != 0) return -1;
-    }
-    if (b > 0) blocks[b - 1] = (double)(monotonic_ns() - start) / (2.0 * PROBE_ROUND_TRIPS);
-  }
-  qsort(blocks, PROBE_BLOCKS, sizeof blocks[0], compare_doubles);
-  return blocks[PROBE_BLOCKS / 2];
-}
-
-static void pong(_Atomic int64_t *c, int64_t timeout_ns) {
-  const int64_t total = (int64_t)(PROBE_BLOCKS + 1) * PROBE_ROUND_TRIPS;
-  for (int64_t i = 0; i < total; ++i) {
-    if (wait_for(c, 2 * i + 1, timeout_ns) != 0) return;
-    atomic_store_explicit(c, 2 * i + 2, memory_order_release);
-  }
-}
 
 /* Maps the shared page when the campaign asked for probes; ranks alone on their node skip. */
 static void probe_attach(void) {
@@ -156,14 +109,15 @@ static void probe_attach(void) {
 static void probe_cores(int phase, int64_t timeout_ns) {
   if (probe_page == NULL) return;
   if (probe_local_rank == 0) {
-    double worst = 0;
+    double worst = 0, blocks[PROBE_BLOCKS];
     for (int j = 1; j < probe_local_size && worst >= 0; ++j) {
-      const double v = ping(&probe_page->line[phase][j].counter, timeout_ns);
+      const double v =
+          llamp_hand_off_ping(&probe_page->line[phase][j], PROBE_BLOCKS, PROBE_ROUND_TRIPS, timeout_ns, blocks);
       worst = v < 0 ? -1 : (v > worst ? v : worst);
     }
     probe_result_ns[phase] = worst;
   } else {
-    pong(&probe_page->line[phase][probe_local_rank].counter, timeout_ns);
+    llamp_hand_off_pong(&probe_page->line[phase][probe_local_rank], PROBE_BLOCKS, PROBE_ROUND_TRIPS, timeout_ns);
   }
 }
 
@@ -220,10 +174,13 @@ int MPI_Finalize(void) {
   const int64_t finalize_start = monotonic_ns();
   int (*next)(void) = (int (*)(void))next_symbol("MPI_Finalize");
   int rank = -1, size = 0;
-  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (init_end_ns >= 0) {
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  }
   const int rc = next();
-  probe_cores(PROBE_FINALIZE, 10000000000LL);
+  /* A peer that never answered before MPI_Init will not now: skip the wait. */
+  if (probe_local_rank != 0 || probe_result_ns[PROBE_INIT] >= 0) probe_cores(PROBE_FINALIZE, 10000000000LL);
   if (init_end_ns >= 0) report(rank, size, finalize_start);
   if (probe_page != NULL) munmap(probe_page, sizeof(struct probe_page));
   return rc;
