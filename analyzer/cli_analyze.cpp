@@ -12,6 +12,7 @@
 #include "llamp/analyzer/cli.hpp"
 #include "llamp/analyzer/lp_analysis.hpp"
 #include "llamp/analyzer/lp_cli.hpp"
+#include "llamp/analyzer/noise.hpp"
 #include "llamp/analyzer/placement.hpp"
 #include "llamp/analyzer/poll_lag.hpp"
 #include "llamp/analyzer/polling_phase.hpp"
@@ -40,6 +41,11 @@ struct AnalyzeArgs {
   std::string topology, wire_latency, switch_delay, topology_report;
   // Placement.
   std::string place_out;
+  // Machine noise (noise.hpp).
+  std::vector<std::string> noise;
+  unsigned noise_samples = 32;
+  uint64_t noise_seed = 1;
+  std::string noise_at;
 };
 
 void write_text(const std::string& path, const std::string& text) {
@@ -97,6 +103,35 @@ void run_plot(const nlohmann::json& report, const std::string& png, const std::s
   int rc = std::system(cmd.c_str());
   std::filesystem::remove(tmp);
   if (rc != 0) throw Error(fmt::format("plotting failed (exit status {}): {}", rc, cmd));
+}
+
+// --noise-at: latencies with units, comma-separated; default 11 points evenly over the range.
+std::vector<double> noise_points(const std::string& list, double x_min, double x_max) {
+  std::vector<double> xs;
+  if (list.empty()) {
+    for (int k = 0; k <= 10; ++k) xs.push_back(x_min + (x_max - x_min) * k / 10);
+    return xs;
+  }
+  std::stringstream ss(list);
+  for (std::string item; std::getline(ss, item, ',');) {
+    const double x = item == "0" ? 0.0 : units::parse_time_ns(item, "--noise-at");
+    if (x < x_min - 0.5 || x > x_max + 0.5)
+      throw Error(fmt::format("--noise-at {}: outside --range ({} to {} ns)", item, x_min, x_max));
+    xs.push_back(x);
+  }
+  return xs;
+}
+
+std::string noise_text(const nlohmann::json& noise) {
+  std::string text = fmt::format("\nWith the recorded machine noise ({} samples; docs/analyzer.md, 'Machine noise'):\n",
+                                 noise["samples"].get<unsigned>());
+  text += fmt::format("  {:>12}  {:>14}  {:>14}  {:>10}\n", "L", "T model", "T with noise", "noise");
+  for (const auto& p : noise["points"])
+    text += fmt::format("  {:>12}  {:>14}  {:>14}  {:>9.3f}%\n", units::format_time_ns(p["L_ns"].get<double>()),
+                        units::format_time_ns(p["T_model_ns"].get<double>()),
+                        units::format_time_ns(p["T_noise_mean_ns"].get<double>()),
+                        100 * p["noise_ns"].get<double>() / p["T_model_ns"].get<double>());
+  return text;
 }
 
 NetworkModel build_model(const AnalyzeArgs& a, const LogGP& p, const graph::Graph& g, NodeMap* nodes_out) {
@@ -177,7 +212,26 @@ void run_analyze(const AnalyzeArgs& a) {
     result = compose_polling_phase(result, at_cap, engine, g, lags, opt.x_min, opt.x_max);
     set_poll_lags(g, lags.resolved);
   }
+  nlohmann::json noise;
+  if (!a.noise.empty()) {
+    // Each point on the graph the curve used there (phase: the ramp's lags), then the base lags back.
+    std::vector<NoiseRecording> recordings;
+    for (const std::string& path : a.noise) recordings.push_back(read_noise_recording(path));
+    const NoiseTimeline timeline(recordings, g.num_ranks);
+    NoiseOptions no;
+    no.samples = a.noise_samples;
+    no.seed = a.noise_seed;
+    no.threads = a.threads;
+    const double L0 = engine.base_xL();
+    auto model_at = [&](double x) { return phase ? polling_phase_runtime(engine, g, lags, L0, x) : engine.at_L(x).T; };
+    const auto points = predict_with_noise(engine, timeline, noise_points(a.noise_at, opt.x_min, opt.x_max), no, model_at);
+    if (phase) set_poll_lags(g, lags.resolved);
+    noise = noise_json(points, timeline, no);
+    noise["files"] = a.noise;
+    engine.at_L(L0);  // the base point's start times again, for what reads them below
+  }
   nlohmann::json report = to_json(result, g);
+  if (!noise.is_null()) report["noise"] = noise;
   if (!g.poll_lags.empty()) {
     uint64_t lag_ns = 0;  // the lags at the base point: resolved, or the caps with --poll-lag cap
     for (graph::VertexId v : g.poll_lags) lag_ns += g.value[v];
@@ -205,6 +259,7 @@ void run_analyze(const AnalyzeArgs& a) {
     std::string text = to_text(result, g);
     if (report.contains("topology")) text += topology_text(report["topology"]);
     if (report.contains("placement")) text += placement_text(report["placement"], a.place_out);
+    if (report.contains("noise")) text += noise_text(report["noise"]);
     std::fwrite(text.data(), 1, text.size(), stdout);
   }
   if (!a.json.empty()) write_text(a.json, report.dump(2) + "\n");
@@ -262,6 +317,13 @@ void register_cli(CLI::App& app) {
   sub->add_option("--switch-delay", args->switch_delay, "delay of one switch (topology model)");
   sub->add_option("--place", args->place_out,
                   "optimise the rank placement (Algorithm 3) and write an MPICH machine file");
+  sub->add_option("--noise", args->noise,
+                  "machine noise recording (llamp-noise; repeat to lay several end to end): also predict T with "
+                  "the recorded detours (docs/analyzer.md, 'Machine noise')");
+  sub->add_option("--noise-samples", args->noise_samples, "phases of the recording averaged per point (default 32)");
+  sub->add_option("--noise-seed", args->noise_seed, "seed of the phases (default 1)");
+  sub->add_option("--noise-at", args->noise_at,
+                  "latencies to predict with noise at, e.g. 16ns,20us (default: 11 points over --range)");
   sub->callback([args] { run_analyze(*args); });
   register_lp_cli(app);
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "llamp/analyzer/noise.hpp"
 #include "model_terms.hpp"
 
 namespace llamp::analyzer {
@@ -66,18 +67,26 @@ Point Engine::evaluate(double xL, double xG, Sweep sweep) {
   ++evaluations_;
   xL_ = xL;
   xG_ = xG;
-  return model_.homogeneous() ? run<true>(xL, xG, sweep) : run<false>(xL, xG, sweep);
+  return model_.homogeneous() ? run<true, false>(xL, xG, sweep, nullptr) : run<false, false>(xL, xG, sweep, nullptr);
 }
 
-template <bool Uniform>
-Point Engine::run(double xL, double xG, Sweep sweep) {
+double Engine::evaluate_noisy(double xL, double xG, const NoiseShift& noise) {
+  ++evaluations_;
+  xL_ = xL;
+  xG_ = xG;
+  return (model_.homogeneous() ? run<true, true>(xL, xG, Sweep::L, &noise) : run<false, true>(xL, xG, Sweep::L, &noise))
+      .T;
+}
+
+template <bool Uniform, bool Noisy>
+Point Engine::run(double xL, double xG, Sweep sweep, const NoiseShift* noise) {
   const Graph& g = g_;
   const auto* pred_begin = g.pred_begin.data();
   const auto* pred = g.pred.data();
   const auto* kind = g.kind.data();
   const auto* value = g.value.data();
   const uint64_t S = model_.loggp.S_bytes;
-  detail::Terms<Uniform> terms(*this, xL, xG, sweep);
+  detail::Terms<Uniform, Noisy> terms(*this, xL, xG, sweep, noise);
   State* st_ = state_.data();
 
   Lin T{0, 0};
@@ -111,7 +120,9 @@ Point Engine::run(double xL, double xG, Sweep sweep) {
   return Point{sweep == Sweep::L ? xL : xG, T.v, T.d};
 }
 
-template Point Engine::run<true>(double, double, Sweep);
-template Point Engine::run<false>(double, double, Sweep);
+template Point Engine::run<true, false>(double, double, Sweep, const NoiseShift*);
+template Point Engine::run<false, false>(double, double, Sweep, const NoiseShift*);
+template Point Engine::run<true, true>(double, double, Sweep, const NoiseShift*);
+template Point Engine::run<false, true>(double, double, Sweep, const NoiseShift*);
 
 }  // namespace llamp::analyzer

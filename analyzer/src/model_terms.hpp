@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "llamp/analyzer/engine.hpp"
+#include "llamp/analyzer/noise.hpp"
 
 namespace llamp::analyzer::detail {
 
@@ -31,10 +32,12 @@ struct MessageCost {
   bool rendezvous;
 };
 
-template <bool Uniform>
+// Noisy: a rank notices what it waited for from another rank only after the detour covering that
+// moment (noise.hpp); computation is not stretched.
+template <bool Uniform, bool Noisy>
 struct Terms {
-  Terms(const Engine& e, double xL, double xG, Sweep sweep)
-      : g(e.g_), state(e.state_.data()), rank(e.rank_->data()), model(e.model_) {
+  Terms(const Engine& e, double xL, double xG, Sweep sweep, const NoiseShift* noise_shift = nullptr)
+      : g(e.g_), state(e.state_.data()), rank(e.rank_->data()), model(e.model_), noise(noise_shift) {
     routes.resize(model.L_const.size());
     for (size_t r = 0; r < routes.size(); ++r) {
       routes[r].lat = model.L_const[r] + model.L_coef[r] * xL;
@@ -74,10 +77,32 @@ struct Terms {
     return Lin{ss.v + m.o_send + m.route->lat, ss.d + m.route->lat_d};
   }
 
+  // When the rank of v notices what becomes due at t.
+  double notice(graph::VertexId v, double t) const {
+    if constexpr (Noisy) {
+      if constexpr (Uniform)
+        return noise->notice(g.rank_of(v), t);
+      else
+        return noise->notice(rank[v], t);
+    }
+    (void)v;
+    return t;
+  }
+
   Lin recv_end(graph::VertexId r) const {
     const graph::VertexId s = g.peer[r];
     const MessageCost m = message(s);
     Lin h = start(r);
+    if constexpr (Noisy) {
+      const Lin arm = sender_arm(s, m);
+      if (!m.rendezvous) {
+        if (beats(arm, h)) h = Lin{notice(r, arm.v), arm.d};  // it waited for the arrival
+        return Lin{h.v + m.o_recv, h.d};
+      }
+      take(h, arm);
+      return Lin{notice(r, h.v + 2 * m.route->lat + m.bytes_term) + m.o_recv,
+                 h.d + 2 * m.route->lat_d + m.bytes_term_d};
+    }
     take(h, sender_arm(s, m));
     if (!m.rendezvous) return Lin{h.v + m.o_recv, h.d};
     return Lin{h.v + m.o_recv + 2 * m.route->lat + m.bytes_term, h.d + 2 * m.route->lat_d + m.bytes_term_d};
@@ -91,7 +116,7 @@ struct Terms {
         const MessageCost m = message(u);
         if (!m.rendezvous) return Lin{state[u].t + m.o_send, state[u].d};
         const Lin e = recv_end(g.peer[u]);
-        return Lin{e.v + m.route->lat + m.o_send, e.d + m.route->lat_d};
+        return Lin{notice(u, e.v + m.route->lat) + m.o_send, e.d + m.route->lat_d};
       }
       case graph::VertexKind::Recv:
         return recv_end(u);
@@ -104,6 +129,7 @@ struct Terms {
   Lin start(graph::VertexId v) const { return Lin{state[v].t, state[v].d}; }
   const uint32_t* rank;
   const NetworkModel& model;
+  const NoiseShift* noise;
   std::vector<RouteCost> routes;
   double o_send, o_recv, O;
   uint64_t S;

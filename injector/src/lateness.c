@@ -12,6 +12,8 @@ void llamp_lateness_init(llamp_lateness *l)
     l->size = 0;
     l->capacity = 0;
     l->dropped = 0;
+    l->count = 0;
+    l->total_ns = 0;
 }
 
 void llamp_lateness_free(llamp_lateness *l)
@@ -22,6 +24,8 @@ void llamp_lateness_free(llamp_lateness *l)
 
 void llamp_lateness_add(llamp_lateness *l, int64_t lateness_ns)
 {
+    ++l->count;
+    l->total_ns += lateness_ns;
     if (l->size == l->capacity) {
         size_t capacity = l->capacity ? 2 * l->capacity : 4096;
         int64_t *samples = NULL;
@@ -58,4 +62,9 @@ int64_t llamp_lateness_quantile(llamp_lateness *l, double q)
         rank = l->size;
     }
     return l->samples[rank - 1];
+}
+
+int64_t llamp_lateness_mean(const llamp_lateness *l)
+{
+    return l->count ? l->total_ns / (int64_t)l->count : 0;
 }

@@ -14,6 +14,8 @@ typedef struct llamp_lateness {
     size_t size;
     size_t capacity;
     uint64_t dropped; /* samples not kept (memory cap or allocation failure) */
+    uint64_t count;   /* every sample, kept or not */
+    int64_t total_ns; /* their sum: the release delay the injector added beyond delta L */
 } llamp_lateness;
 
 void llamp_lateness_init(llamp_lateness *l);
@@ -22,6 +24,9 @@ void llamp_lateness_add(llamp_lateness *l, int64_t lateness_ns);
 
 /* q in [0,1] (nearest rank); sorts the samples.  0 when there are none. */
 int64_t llamp_lateness_quantile(llamp_lateness *l, double q);
+
+/* Mean over every sample (kept or not); 0 when there are none. */
+int64_t llamp_lateness_mean(const llamp_lateness *l);
 
 #ifdef __cplusplus
 }

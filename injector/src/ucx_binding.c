@@ -461,15 +461,18 @@ static void print_stats(void)
             used += (size_t)w;
         }
     }
+    { char fn[256]; const char *d=getenv("DBG_LATE"); if (d) { snprintf(fn,sizeof fn,"%s.%d",d,inj.rank); FILE *f=fopen(fn,"w"); for (size_t i=0;i<inj.lateness.size;i++) fprintf(f,"%ld\n",(long)inj.lateness.samples[i]); fclose(f);} }
     int64_t median = llamp_lateness_quantile(&inj.lateness, 0.5);
     int64_t p99 = llamp_lateness_quantile(&inj.lateness, 0.99);
     int64_t max = llamp_lateness_quantile(&inj.lateness, 1.0);
     fprintf(stderr,
             "llamp-inject: rank=%d delta_l_ns=%" PRId64 " delayed=%" PRIu64
             " lateness_median_ns=%" PRId64 " lateness_p99_ns=%" PRId64 " lateness_max_ns=%" PRId64
+            " lateness_mean_ns=%" PRId64 " lateness_total_ns=%" PRId64
             " dropped_at_finalize=%" PRIu64 " stamped=%" PRIu64 " due_when_seen=%" PRIu64
             " by_type=%s\n",
-            inj.rank, inj.delta_ns, total, median, p99, max, inj.dropped_at_finalize, inj.stamped,
+            inj.rank, inj.delta_ns, total, median, p99, max, llamp_lateness_mean(&inj.lateness),
+            inj.lateness.total_ns, inj.dropped_at_finalize, inj.stamped,
             inj.due_when_seen, used ? by_type : "none");
 }
 

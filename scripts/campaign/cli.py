@@ -3,7 +3,7 @@ import argparse
 import os
 import sys
 
-from . import config, cores, environment, prediction, prepare, report, runs, schedule, slurm, units
+from . import config, cores, environment, noise, prediction, prepare, report, runs, schedule, slurm, units
 from .runtime_records import RecordError
 
 USAGE = """llamp-campaign [options] -- APP [APP ARGS...]     run a campaign
@@ -73,6 +73,13 @@ def run_parser():
                    help="launches again after slow-cores ones, per run, traced run and parameter launch (default 5)")
     p.add_argument("--core-wait", type=float, default=10.0, metavar="S",
                    help="seconds a launch waits for fast cores before it starts anyway (default 10)")
+    p.add_argument("--noise", help="llamp-noise (default <build>/bin/llamp-noise)")
+    p.add_argument("--noise-runs", type=int, default=3, metavar="K",
+                   help="record the machine's noise K times with llamp-noise, spread over the campaign like the "
+                        "traced runs, and predict with it too (analysis-noise.json); 0: not (default 3)")
+    p.add_argument("--noise-duration", default="2s", help="how long each noise recording spins (default 2s)")
+    p.add_argument("--noise-samples", type=int, default=32,
+                   help="phases of the recordings `llamp analyze --noise` averages (default 32)")
     p.add_argument("--params", help="use this LogGP parameter file instead of measuring one")
     p.add_argument("--trace", help="use this trace folder instead of tracing the app")
     p.add_argument("--param-runs", type=int, default=5, metavar="K",
@@ -110,8 +117,15 @@ def new_campaign(argv):
     args, app = run_parser().parse_args(argv[:cut]), argv[cut + 1:]
     if not app:
         raise SystemExit("llamp-campaign: no application command after '--'")
-    if args.ranks < 1 or args.reps < 1 or args.trace_runs < 1 or args.param_runs < 1:
-        raise SystemExit("llamp-campaign: --ranks, --reps, --trace-runs and --param-runs must be at least 1")
+    if args.ranks < 1 or args.reps < 1 or args.trace_runs < 1 or args.param_runs < 1 or args.noise_samples < 1:
+        raise SystemExit("llamp-campaign: --ranks, --reps, --trace-runs, --param-runs and --noise-samples must be at "
+                         "least 1")
+    if args.noise_runs < 0:
+        raise SystemExit("llamp-campaign: --noise-runs must not be negative")
+    try:
+        units.parse_time_ns(args.noise_duration, "--noise-duration")
+    except units.UnitError as e:
+        raise SystemExit(f"llamp-campaign: {e}")
     if args.core_retries < 0 or args.core_wait < 0:
         raise SystemExit("llamp-campaign: --core-retries and --core-wait must not be negative")
     if args.core_limit not in ("auto", "off"):
@@ -136,12 +150,14 @@ def new_campaign(argv):
     build_dir = os.path.abspath(args.build_dir) if args.build_dir else config.default_build_dir(script_dir)
     tools = config.find_tools(build_dir, {"llamp": args.llamp, "loggp": args.loggp,
                                           "tracer_lib": args.tracer_lib, "timer_lib": args.timer_lib,
-                                          "coreprobe": args.coreprobe})
+                                          "coreprobe": args.coreprobe, "noise": args.noise})
     if not os.path.isfile(tools.timer_lib):
         raise SystemExit(f"llamp-campaign: runtime timer {tools.timer_lib} not found; build target "
                          f"llamp_runtime_timer or pass --timer-lib / --build-dir")
     if args.core_limit != "off" and not tools.coreprobe:
         _log("note: llamp-coreprobe not found in the build: the cores are not probed (--core-limit off)")
+    if args.noise_runs > 0 and not tools.noise:
+        _log("note: llamp-noise not found in the build: no prediction with the machine's noise (--noise-runs 0)")
     app[0] = config.resolve_program(app[0])
     out = os.path.abspath(args.out or f"campaign-{os.path.basename(app[0])}-{args.ranks}r")
     if os.path.exists(os.path.join(out, config.CONFIG_NAME)):
@@ -162,18 +178,24 @@ def new_campaign(argv):
         given_trace=os.path.abspath(args.trace) if args.trace else "", trace_runs=args.trace_runs,
         param_runs=args.param_runs,
         no_prediction=args.no_prediction, core_limit=args.core_limit, core_retries=args.core_retries,
-        core_wait_s=args.core_wait,
+        core_wait_s=args.core_wait, noise_runs=args.noise_runs, noise_duration=args.noise_duration,
+        noise_samples=args.noise_samples,
         schedule=schedule.make_schedule(deltas, args.reps, args.seed))
     c.save()
     return c, args
 
 
-def prepare_step(c, first_trace_only=False):
+def prepare_step(c, first_trace_only=False, first_noise_only=False):
     try:
         if c.no_prediction:
             prepare.measure_parameters(c, _log)
         else:
             prepare.prepare(c, _log, first_trace_only)
+            if first_noise_only:
+                noise.record_once(c, 1, _log)
+            else:
+                noise.record_all(c, _log)
+                noise.analyze(c, _log)
     except prepare.StepError as e:
         raise SystemExit(f"llamp-campaign: {e}")
 
@@ -183,17 +205,26 @@ def run_local(c):
     # a campaign whose trace is settled (or given, or without prediction) only runs what is missing.
     interleave = (not c.no_prediction and not c.given_trace and c.trace_runs > 1
                   and not os.path.exists(c.path("trace.done.json")))
-    prepare_step(c, first_trace_only=interleave)
+    # Noise recordings after the first likewise, while some are missing.
+    noise_interleave = noise.enabled(c) and c.noise_runs > 1 and len(noise.recorded(c)) < c.noise_runs
+    prepare_step(c, first_trace_only=interleave, first_noise_only=noise_interleave)
     traces_before = prepare.interleaved_trace_slots(c) if interleave else {}
+    noise_before = noise.interleaved_slots(c) if noise_interleave else {}
     _log(f"{len(c.schedule)} runs: {len(c.deltas_ns)} ΔL values x {c.reps} shuffled rounds"
-         + (f", traced runs 2..{c.trace_runs} among them" if interleave else ""))
+         + (f", traced runs 2..{c.trace_runs} among them" if interleave else "")
+         + (f", noise recordings 2..{c.noise_runs} among them" if noise_interleave else ""))
     try:
         for s in c.schedule:
             for k in traces_before.get(s.slot, []):
                 prepare.trace_once(c, k, _log)
+            for k in noise_before.get(s.slot, []):
+                noise.record_once(c, k, _log)
             runs.run_slot(c, s, _log)
         if interleave:
             prepare.settle_traces(c, _log)
+        if not c.no_prediction:
+            noise.record_all(c, _log)
+            noise.analyze(c, _log)
     except prepare.StepError as e:
         raise SystemExit(f"llamp-campaign: {e}")
     report.write(c, _log)
@@ -249,6 +280,7 @@ def _main(argv):
             c.save()
         try:
             prepare.repredict(c, _log)
+            noise.analyze(c, _log)
         except prepare.StepError as e:
             raise SystemExit(f"llamp-campaign: {e}")
         report.write(c, _log)

@@ -17,6 +17,7 @@ class Tools:
     tracer_lib: str = ""   # libllamptrace.so
     timer_lib: str = ""    # libllamp_runtime_timer.so
     coreprobe: str = ""    # llamp-coreprobe ("" = none: the cores are not probed)
+    noise: str = ""        # llamp-noise ("" = none: no prediction with the machine's noise)
 
 
 @dataclass
@@ -47,6 +48,9 @@ class Campaign:
     core_limit: str = "auto"          # cores.py: slow-cores above this hand-off time ("auto", "off", "90ns")
     core_retries: int = 5             # launches again after slow-cores ones
     core_wait_s: float = 10.0         # how long a launch waits for the cores to be fast again
+    noise_runs: int = 3               # llamp-noise recordings (noise.py); 0: none
+    noise_duration: str = "2s"        # how long each recording spins
+    noise_samples: int = 32           # phases `llamp analyze --noise` averages
     schedule: list = field(default_factory=list)
 
     def path(self, *parts):
@@ -84,10 +88,13 @@ def find_tools(build_dir, overrides):
         "tracer_lib": os.path.join(build_dir, "lib", "libllamptrace.so"),
         "timer_lib": os.path.join(build_dir, "lib", "libllamp_runtime_timer.so"),
         "coreprobe": os.path.join(build_dir, "bin", "llamp-coreprobe"),
+        "noise": os.path.join(build_dir, "bin", "llamp-noise"),
     }
     chosen = {k: os.path.abspath(overrides.get(k) or v) for k, v in guesses.items()}
     if not overrides.get("coreprobe") and not os.path.isfile(chosen["coreprobe"]):
         chosen["coreprobe"] = ""  # an older build or bundle: the campaign runs without probing
+    if not overrides.get("noise") and not os.path.isfile(chosen["noise"]):
+        chosen["noise"] = ""  # likewise: no prediction with the machine's noise
     return Tools(**chosen)
 
 

@@ -368,7 +368,7 @@ def build_graph(campaign, log=print, trace_dir=None):
     with open(record + ".tmp", "w") as f:
         json.dump({"schedgen_args": args}, f)
     os.replace(record + ".tmp", record)
-    for name in ("analysis.json", "analysis-cap.json"):
+    for name in ("analysis.json", "analysis-cap.json", "analysis-noise.json"):
         if os.path.exists(campaign.path(name)):
             os.remove(campaign.path(name))  # it analysed the graph just replaced
     log(f"graph: {goal}")
@@ -436,7 +436,7 @@ def repredict(campaign, log=print):
         raise StepError("no kept trace yet (trace.done.json); finish the campaign with 'llamp-campaign resume'")
     if not os.path.exists(campaign.path("params.json")):
         raise StepError("no params.json yet; finish the campaign with 'llamp-campaign resume'")
-    for name in ("app.goal", "analysis.json", "analysis-cap.json"):
+    for name in ("app.goal", "analysis.json", "analysis-cap.json", "analysis-noise.json"):
         if os.path.exists(campaign.path(name)):
             os.replace(campaign.path(name), campaign.path(name + ".previous"))
     if os.path.exists(campaign.path("app.goal.json")):

@@ -28,6 +28,39 @@ def _with_lags_at_cap(campaign, measured_rows, L0):
             "predicted_ns": predicted}
 
 
+def _with_noise(campaign, pred, rows):
+    """The prediction with the machine's recorded noise (analysis-noise.json, noise.py): at each ΔL the
+    main prediction plus the mean delay the recorded detours add there. None without that analysis."""
+    path = campaign.path("analysis-noise.json")
+    if pred is None or not os.path.exists(path):
+        return None
+    with open(path) as f:
+        noise = json.load(f).get("noise")
+    if not noise:
+        return None
+    added = {}
+    for p in noise["points"]:
+        added[round(p["L_ns"] - pred.L0_ns, 1)] = p["T_noise_mean_ns"] - p["T_model_ns"]
+    for row in rows:
+        delay = added.get(round(row["delta_ns"], 1))
+        if delay is None:
+            continue
+        row["predicted_noise_ns"] = row["predicted_ns"] + delay
+        if "mean_ns" in row:
+            row["relative_error_noise"] = (row["mean_ns"] - row["predicted_noise_ns"]) / row["mean_ns"]
+    result = {"files": [os.path.basename(f) for f in noise.get("files", [])], "samples": noise["samples"],
+              "lane_fractions": [lane["fraction"] for lane in noise["lanes"]]}
+    measured_rows = [r for r in rows if "mean_ns" in r and "predicted_noise_ns" in r]
+    if measured_rows and len(measured_rows) == len([r for r in rows if "mean_ns" in r]):
+        measured = [r["mean_ns"] for r in measured_rows]
+        predicted = [r["predicted_noise_ns"] for r in measured_rows]
+        result["rrmse"] = stats.rrmse(measured, predicted)
+        result["mean_error_ns"] = stats.mean([m - p for m, p in zip(measured, predicted)])
+        if len(measured_rows) >= 2:
+            result["predicted_slope"] = stats.fitted_slope([r["delta_ns"] for r in measured_rows], predicted)
+    return result
+
+
 def _traced_runs(campaign):
     """trace.done.json: the kept trace's runtime, every traced runtime and which one was kept
     (a given --trace has none; a campaign from before --trace-runs has one runtime only)."""
@@ -113,6 +146,7 @@ def build(campaign):
 
     measured_rows = [r for r in rows if "mean_ns" in r]
     missing = [r["delta_ns"] for r in rows if "mean_ns" not in r]
+    with_noise = _with_noise(campaign, pred, rows)
     result = {
         "app": campaign.app, "ranks": campaign.ranks, "reps": campaign.reps,
         "deltas_ns": campaign.deltas_ns, "mpi_env": campaign.mpi_env, "launcher": list(campaign.mpiexec),
@@ -124,6 +158,7 @@ def build(campaign):
         "core_probes": _core_probes(campaign, records),
         "slots_without_success": [s.slot for s in campaign.schedule if not runs.slot_done(records, s.slot)],
         "deltas_without_measurement": missing,
+        "with_noise": with_noise,
     }
     traced = _traced_runs(campaign)
     result["traced_runtime_ns"] = traced.get("traced_runtime_ns")
@@ -223,7 +258,8 @@ def write_csvs(campaign, result):
             for t in row["runtimes_ns"]:
                 w.writerow([row["delta_ns"], t])
     fields = ["delta_ns", "runs_ok", "attempts", "failed", "timed_out", "slow_cores", "mean_ns", "std_ns", "min_ns",
-              "max_ns", "cv", "predicted_ns", "error_ns", "relative_error", "lambda_L", "rho_L"]
+              "max_ns", "cv", "predicted_ns", "error_ns", "relative_error", "predicted_noise_ns", "relative_error_noise",
+              "lambda_L", "rho_L"]
     with open(campaign.path("summary.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
@@ -246,13 +282,16 @@ def _critical_list(inside, shown=5):
             ", ".join(units.fmt_us(c, 2) for c in inside[-shown:]) + " (all in analysis.json)")
 
 
-def _table_row(r):
+def _table_row(r, with_noise=False):
     def pct(x):
         return f"{100 * x:+.2f} %"
     cells = [units.fmt_us(r["delta_ns"]), f"{r['runs_ok']} / {r['attempts']}", _s(r.get("mean_ns")),
              _s(r.get("std_ns")), f"{100 * r['cv']:.2f} %" if "cv" in r else "–", _s(r.get("predicted_ns")),
              pct(r["relative_error"]) if "relative_error" in r else "–",
              f"{r['lambda_L']:.1f}" if "lambda_L" in r else "–", f"{r['rho_L']:.4f}" if "rho_L" in r else "–"]
+    if with_noise:
+        cells[7:7] = [_s(r.get("predicted_noise_ns")),
+                      pct(r["relative_error_noise"]) if "relative_error_noise" in r else "–"]
     return "| " + " | ".join(cells) + " |"
 
 
@@ -279,14 +318,31 @@ def _core_probe_paragraph(result, probes):
     return text
 
 
+def _noise_paragraph(result):
+    n = result.get("with_noise")
+    if not n or "rrmse" not in n:
+        return []
+    fractions = n["lane_fractions"]
+    spread = (f"{100 * min(fractions):.2f}–{100 * max(fractions):.2f} %" if len(fractions) > 1
+              else f"{100 * fractions[0]:.2f} %")
+    slope = (f", predicted response {n['predicted_slope']:.1f}" if "predicted_slope" in n else "")
+    return [f"**With this machine's noise: RRMSE {100 * n['rrmse']:.2f} %** (mean error {n['mean_error_ns'] / 1e9:+.5f} s"
+            f"{slope}). {len(n['files'])} llamp-noise recordings ({', '.join(n['files'])}; spinning CPUs lost {spread} "
+            f"of their time to detours) replayed by `llamp analyze --noise` ({n['samples']} phases, "
+            f"analysis-noise.json): every wait for another rank ends only after the detour covering its end "
+            f"(docs/analyzer.md, 'Machine noise'). The model above has no noise; the difference is what the machine "
+            f"takes away from ranks that wait.", ""]
+
+
 def markdown(campaign, result):
     lines = [f"# llamp validation campaign: `{' '.join(campaign.app)}` on {campaign.ranks} ranks", ""]
     if "rrmse" in result:
         lines += [f"**RRMSE {100 * result['rrmse']:.2f} %** (RMSE {result['rmse_ns'] / 1e9:.5f} s) over "
                   f"{len([r for r in result['per_delta'] if 'mean_ns' in r])} ΔL values; over every single run: "
                   f"RRMSE {100 * result['rrmse_all_runs']:.2f} %. Mean error (measured − predicted) "
-                  f"{result['mean_error_ns'] / 1e9:+.5f} s.", "",
-                  f"Noise floor: an exact prediction would still show RRMSE "
+                  f"{result['mean_error_ns'] / 1e9:+.5f} s.", ""]
+        lines += _noise_paragraph(result)
+        lines += [f"Noise floor: an exact prediction would still show RRMSE "
                   f"{100 * result['rrmse_noise_floor']:.2f} % from the run-to-run spread of the measured means "
                   f"(√(mean of std²/n) / mean); more runs per ΔL lower it.", ""]
         if "response" in result:
@@ -346,10 +402,12 @@ def markdown(campaign, result):
             kept += (f" Their spread (CV {100 * result['traced_runtime_cv']:.2f} %) is noise the prediction "
                      f"inherits through the kept run's computation times.")
         lines += [f"Traced run: {_s(result['traced_runtime_ns'])} s{overhead}.{kept}", ""]
-    lines += ["| ΔL | runs ok / attempts | measured mean [s] | std [s] | CV | predicted [s] | error | λ_L | ρ_L |",
-              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    noisy = bool(result.get("with_noise"))
+    lines += ["| ΔL | runs ok / attempts | measured mean [s] | std [s] | CV | predicted [s] | error | "
+              + ("with noise [s] | error | " if noisy else "") + "λ_L | ρ_L |",
+              "|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if noisy else "") + "---:|---:|"]
     for r in result["per_delta"]:
-        lines.append(_table_row(r))
+        lines.append(_table_row(r, noisy))
     if "tolerance" in result:
         lines += ["", "| tolerance | predicted ΔL | measured ΔL |", "|---:|---:|---:|"]
         for t in result["tolerance"]:
@@ -380,7 +438,8 @@ def markdown(campaign, result):
               "libllamp_runtime_timer.so; predicted runtime: `llamp analyze` T(L0 + ΔL). Rounds are "
               "shuffled permutations of the ΔL list. Files: runs.csv (every attempt), summary.csv, measured.csv "
               "(for `llamp analyze --plot --measured`), "
-              "report.json, campaign.png, params.json, analysis.json, logs/.", ""]
+              "report.json, campaign.png, params.json, analysis.json, noise-K.json and analysis-noise.json (with "
+              "noise), logs/.", ""]
     return "\n".join(lines)
 
 
@@ -399,7 +458,9 @@ def write(campaign, log=print):
         else:
             plot.figure(campaign, result, campaign.path("campaign.png"))
     if "rrmse" in result:
-        log(f"report: {campaign.path('report.md')} (RRMSE {100 * result['rrmse']:.2f} %)")
+        noisy = (result.get("with_noise") or {}).get("rrmse")
+        log(f"report: {campaign.path('report.md')} (RRMSE {100 * result['rrmse']:.2f} %"
+            + (f"; with the machine's noise {100 * noisy:.2f} %" if noisy is not None else "") + ")")
     else:
         log(f"report: {campaign.path('report.md')}")
     return result

@@ -22,8 +22,10 @@
 
 namespace llamp::analyzer {
 
+struct NoiseShift;  // noise.hpp
+
 namespace detail {
-template <bool Uniform>
+template <bool Uniform, bool Noisy = false>
 struct Terms;
 }
 
@@ -46,6 +48,9 @@ class Engine {
   // T at (xL, xG), with the slope with respect to `sweep`. Keeps per-vertex start times for
   // critical_path() until the next call.
   Point evaluate(double xL, double xG, Sweep sweep);
+  // T at (xL, xG) with a rank noticing each remote completion it waited for only after the detour
+  // covering it (noise.hpp). Leaves the noisy run's start times (not for critical_path()).
+  double evaluate_noisy(double xL, double xG, const NoiseShift& noise);
   // Shorthands: the sweep variable at x, the other at the model's base value.
   Point at_L(double xL) { return evaluate(xL, base_xG(), Sweep::L); }
   Point at_G(double xG) { return evaluate(base_xL(), xG, Sweep::G); }
@@ -83,10 +88,10 @@ class Engine {
   uint64_t twin_bytes() const;
 
  private:
-  template <bool Uniform>
+  template <bool Uniform, bool Noisy>
   friend struct detail::Terms;
-  template <bool Uniform>
-  Point run(double xL, double xG, Sweep sweep);
+  template <bool Uniform, bool Noisy>
+  Point run(double xL, double xG, Sweep sweep, const NoiseShift* noise);
 
   const graph::Graph& g_;
   NetworkModel model_;

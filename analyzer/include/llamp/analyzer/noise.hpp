@@ -1,0 +1,78 @@
+#pragma once
+// Machine noise in the prediction: `llamp analyze --noise REC` (docs/analyzer.md, "Machine noise").
+//
+// A CPU that waits for a message is taken away now and then (timer interrupts, the kernel, other
+// processes, a VM's host). When the message becomes due during such a detour, the rank notices it
+// only when the detour ends. The LogGPS model has no such delays; a run has them, and the longer a
+// run waits, the more of them it meets: on the 2-vCPU VM this project is developed on, the VM's
+// detours (1.6-2.2 % of a spinning CPU's time, among them 2-4 host stalls of 1-4 ms per second)
+// made every injected 100 µs latency cost 101.0-101.4 µs on average while its median was exact.
+//
+// With a recording of the detours each rank's CPU saw (llamp-noise, noise_recording.hpp) the
+// engine replays them: every time a rank waits for something remote (an eager message's arrival,
+// a rendezvous transfer's end, the acknowledgement a rendezvous sender waits for), the moment it
+// notices is moved to the end of the detour covering it, and everything after it on that rank
+// and on ranks that depend on it moves along. Computation is not stretched: the traced run's
+// computation times already hold the detours of the traced run. The recording is entered at a
+// random phase, the same for all ranks (detours recorded together stay together), and the
+// runtime averaged over --noise-samples phases; the phases are the same at every point (common
+// random numbers), so the difference between points is not sampling noise.
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "llamp/analyzer/engine.hpp"
+#include "llamp/noise_recording.hpp"
+
+namespace llamp::analyzer {
+
+// The detours of one or more recordings, one lane per recorded rank: recordings are laid end to
+// end into one cycle, lane l taking rank (l mod ranks) of each. Graph rank r uses lane r mod lanes.
+class NoiseTimeline {
+ public:
+  NoiseTimeline(const std::vector<NoiseRecording>& recordings, uint32_t graph_ranks);
+
+  double cycle_ns() const { return cycle_; }
+  uint32_t lanes() const { return static_cast<uint32_t>(begin_.size()); }
+  uint32_t lane_of(uint32_t rank) const { return rank % lanes(); }
+  // When a rank waiting for something due at t (ns since the run's start) notices it, with the
+  // recording entered at `phase`: t, or the end of the detour covering t.
+  double notice(uint32_t rank, double t, double phase) const;
+  // Share of the cycle lane l spends in detours.
+  double fraction(uint32_t lane) const;
+
+ private:
+  std::vector<std::vector<double>> begin_, end_;  // per lane, sorted, inside [0, cycle)
+  double cycle_ = 0;
+};
+
+// What the engine's noisy pass needs: the timeline and this sample's phase.
+struct NoiseShift {
+  const NoiseTimeline* timeline;
+  double phase;
+  double notice(uint32_t rank, double t) const { return timeline->notice(rank, t, phase); }
+};
+
+struct NoiseOptions {
+  unsigned samples = 32;
+  uint64_t seed = 1;
+  unsigned threads = 0;  // engines sampling at once (0: one per hardware thread, at most `samples`)
+};
+
+struct NoisePoint {
+  double x = 0;
+  double T_model = 0;  // the model without noise at x (model_at(x))
+  double T_mean = 0, T_std = 0, T_min = 0, T_max = 0;  // over the samples, with noise
+};
+
+// T with noise at each x. `model_at(x)` prepares the graph for x (e.g. the polling lags of the
+// phase ramp) and returns the model's T(x) without noise; the samples run on that graph.
+std::vector<NoisePoint> predict_with_noise(Engine& e, const NoiseTimeline& timeline, const std::vector<double>& xs,
+                                           const NoiseOptions& options, const std::function<double(double)>& model_at);
+
+nlohmann::json noise_json(const std::vector<NoisePoint>& points, const NoiseTimeline& timeline,
+                          const NoiseOptions& options);
+
+}  // namespace llamp::analyzer

@@ -1,0 +1,106 @@
+#include "llamp/analyzer/noise.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <thread>
+
+#include "llamp/error.hpp"
+
+namespace llamp::analyzer {
+
+NoiseTimeline::NoiseTimeline(const std::vector<NoiseRecording>& recordings, uint32_t graph_ranks) {
+  if (recordings.empty()) throw Error("noise: no recording");
+  size_t lanes = 0;
+  for (const NoiseRecording& r : recordings) lanes = std::max(lanes, r.ranks.size());
+  lanes = std::min<size_t>(lanes, std::max<uint32_t>(graph_ranks, 1));  // lanes no rank uses are not kept
+  begin_.resize(lanes);
+  end_.resize(lanes);
+  double offset = 0;
+  for (const NoiseRecording& r : recordings) {
+    for (size_t l = 0; l < lanes; ++l)
+      for (auto [start, length] : r.ranks[l % r.ranks.size()].detours) {
+        begin_[l].push_back(offset + static_cast<double>(start));
+        end_[l].push_back(offset + static_cast<double>(start + length));
+      }
+    offset += static_cast<double>(r.duration_ns);
+  }
+  cycle_ = offset;
+}
+
+double NoiseTimeline::notice(uint32_t rank, double t, double phase) const {
+  const uint32_t l = lane_of(rank);
+  const std::vector<double>& b = begin_[l];
+  const double u = std::fmod(t + phase, cycle_);
+  auto it = std::upper_bound(b.begin(), b.end(), u);
+  if (it == b.begin()) return t;
+  const double end = end_[l][static_cast<size_t>(it - b.begin()) - 1];
+  return u < end ? t + (end - u) : t;
+}
+
+double NoiseTimeline::fraction(uint32_t lane) const {
+  double total = 0;
+  for (size_t i = 0; i < begin_[lane].size(); ++i) total += end_[lane][i] - begin_[lane][i];
+  return cycle_ > 0 ? total / cycle_ : 0.0;
+}
+
+std::vector<NoisePoint> predict_with_noise(Engine& e, const NoiseTimeline& timeline, const std::vector<double>& xs,
+                                           const NoiseOptions& options, const std::function<double(double)>& model_at) {
+  if (options.samples == 0) throw Error("--noise-samples must be at least 1");
+  std::mt19937_64 rng(options.seed);
+  std::uniform_real_distribution<double> uniform(0.0, timeline.cycle_ns());
+  std::vector<double> phases(options.samples);
+  for (double& p : phases) p = uniform(rng);
+
+  unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min<unsigned>(threads, options.samples);
+  std::vector<Engine> twins;
+  for (unsigned i = 1; i < threads; ++i) twins.push_back(e.twin());
+
+  std::vector<NoisePoint> points;
+  std::vector<double> T(options.samples);
+  for (double x : xs) {
+    NoisePoint p;
+    p.x = x;
+    p.T_model = model_at(x);
+    auto sample = [&](Engine& engine, unsigned first) {
+      for (unsigned k = first; k < options.samples; k += threads)
+        T[k] = engine.evaluate_noisy(x, engine.base_xG(), NoiseShift{&timeline, phases[k]});
+    };
+    std::vector<std::thread> workers;
+    for (unsigned i = 1; i < threads; ++i) workers.emplace_back(sample, std::ref(twins[i - 1]), i);
+    sample(e, 0);
+    for (auto& w : workers) w.join();
+    double sum = 0, squares = 0;
+    p.T_min = p.T_max = T[0];
+    for (double t : T) {
+      sum += t;
+      p.T_min = std::min(p.T_min, t);
+      p.T_max = std::max(p.T_max, t);
+    }
+    p.T_mean = sum / options.samples;
+    for (double t : T) squares += (t - p.T_mean) * (t - p.T_mean);
+    p.T_std = options.samples > 1 ? std::sqrt(squares / (options.samples - 1)) : 0.0;
+    points.push_back(p);
+  }
+  return points;
+}
+
+nlohmann::json noise_json(const std::vector<NoisePoint>& points, const NoiseTimeline& timeline,
+                          const NoiseOptions& options) {
+  nlohmann::json lanes = nlohmann::json::array();
+  for (uint32_t l = 0; l < timeline.lanes(); ++l) lanes.push_back({{"lane", l}, {"fraction", timeline.fraction(l)}});
+  nlohmann::json list = nlohmann::json::array();
+  for (const NoisePoint& p : points)
+    list.push_back({{"L_ns", p.x},
+                    {"T_model_ns", p.T_model},
+                    {"T_noise_mean_ns", p.T_mean},
+                    {"T_noise_std_ns", p.T_std},
+                    {"T_noise_min_ns", p.T_min},
+                    {"T_noise_max_ns", p.T_max},
+                    {"noise_ns", p.T_mean - p.T_model}});
+  return {{"samples", options.samples}, {"seed", options.seed}, {"cycle_ns", timeline.cycle_ns()},
+          {"lanes", lanes},             {"points", list}};
+}
+
+}  // namespace llamp::analyzer

@@ -1,0 +1,50 @@
+#pragma once
+// Machine noise recordings: the JSON file `llamp-noise` writes and `llamp analyze --noise` reads
+// (docs/FORMATS.md, "Noise recording"). While every rank of a job spins reading the clock, each
+// gap of at least the threshold between two consecutive reads is a detour: time its CPU spent on
+// something else (interrupts, the kernel, other processes, a VM's host).
+//
+//   {"format": "llamp-noise", "version": 1, "duration_ns": 2000000000, "threshold_ns": 1000,
+//    "method": "...",
+//    "ranks": [{"rank": 0, "host": "n1", "cpu": 0, "dropped": 0,
+//               "detours": [[start_ns, length_ns], ...]}, ...]}
+//
+// start_ns counts from the rank's start of recording (right after a barrier); detours are sorted,
+// do not overlap and start inside [0, duration_ns).
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace llamp {
+
+struct RankNoise {
+  uint32_t rank = 0;
+  std::string host;
+  int64_t cpu = -1;      // the CPU the rank ran on (sched_getcpu), -1 if unknown
+  uint64_t dropped = 0;  // detours seen but not kept (the recorder's buffer was full)
+  std::vector<std::pair<uint64_t, uint64_t>> detours;  // (start_ns, length_ns)
+};
+
+struct NoiseRecording {
+  uint64_t duration_ns = 0;
+  uint64_t threshold_ns = 0;
+  std::string method;
+  std::vector<RankNoise> ranks;  // one per rank of the recording job, in rank order
+};
+
+// Reads and checks a recording; errors name the file and the rank and detour at fault.
+NoiseRecording read_noise_recording(const std::string& path);
+NoiseRecording parse_noise_recording(std::string_view json_text, const std::string& name);
+nlohmann::json to_json(const NoiseRecording& r);
+
+// Share of the recorded time a rank spent in detours, and Σ length² / (2 · duration): the mean
+// delay of something that becomes due at a random moment (the mean residual of the detour covering
+// it, zero outside detours).
+double noise_fraction(const RankNoise& r, uint64_t duration_ns);
+double noise_mean_residual_ns(const RankNoise& r, uint64_t duration_ns);
+
+}  // namespace llamp

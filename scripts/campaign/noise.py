@@ -1,0 +1,89 @@
+"""Machine noise (docs/campaign.md, 'Machine noise'): K llamp-noise launches (noise-k.json), spread
+over the campaign like the traced runs, and a second analysis that replays their detours
+(analysis-noise.json: `llamp analyze --noise noise-1.json ... --noise-at L0+ΔL,...`).
+
+Why: on the 2-vCPU VM the injected latency's median is exact, but the host takes each spinning
+vCPU away for 1.6-2.2 % of the time, among it a few stalls of 1-4 ms a second; a rank that waits
+out ΔL notices its message late whenever one covers the moment it arrives. Every injected 100 µs
+then cost 101.0-101.4 µs on average (8 B ping-pong, 10000 round trips), and the longer a run
+waits, the more stalls it meets: the measured response to latency ran 0.5-2.3 % above the
+model's. The recordings are taken with the ranks launched like the application's, spinning at
+once, and the analysis moves each wait's end past the detour covering it.
+"""
+import json
+import os
+
+from . import environment
+from .prepare import StepError, _log_path, _run_analyze, _run_step
+
+
+def noise_path(campaign, k):
+    return campaign.path(f"noise-{k}.json")
+
+
+def recorded(campaign):
+    """The noise recordings present, in order."""
+    return [noise_path(campaign, k) for k in range(1, campaign.noise_runs + 1)
+            if os.path.exists(noise_path(campaign, k))]
+
+
+def enabled(campaign):
+    return campaign.noise_runs > 0 and bool(campaign.tools.noise) and not campaign.no_prediction
+
+
+def record_once(campaign, k, log=print):
+    """Recording k: llamp-noise launched like the application (same launcher, binding, ranks and
+    environment as a run at ΔL = 0); skipped when it exists."""
+    target = noise_path(campaign, k)
+    if os.path.exists(target) or not enabled(campaign):
+        return
+    cmd = list(campaign.mpiexec) + ["-n", str(campaign.ranks), campaign.tools.noise, "-o", target + ".tmp",
+                                    "--duration", campaign.noise_duration]
+    _run_step(campaign, f"noise-{k}", cmd, environment.base_environment(campaign))
+    os.replace(target + ".tmp", target)
+    try:
+        with open(_log_path(campaign, f"noise-{k}")) as f:
+            summary = [line.split("llamp-noise: ", 1)[1].strip() for line in f if line.startswith("llamp-noise: rank")]
+    except OSError:
+        summary = []
+    log(f"noise {k}/{campaign.noise_runs}: {target}" + (f" ({'; '.join(summary)})" if summary else ""))
+
+
+def record_all(campaign, log=print):
+    for k in range(1, campaign.noise_runs + 1):
+        record_once(campaign, k, log)
+
+
+def interleaved_slots(campaign):
+    """Local mode: before which schedule slot each recording after the first happens, {slot: [k]},
+    evenly over the measured runs like the traced runs (the host's noise drifts over minutes)."""
+    k_total, n = campaign.noise_runs, len(campaign.schedule)
+    slots = {}
+    for k in range(2, k_total + 1):
+        slots.setdefault(min(round((k - 1) * n / k_total), max(n - 1, 0)), []).append(k)
+    return slots
+
+
+def analyze(campaign, log=print):
+    """analysis-noise.json from the recordings present, made again when they changed (a resumed
+    campaign recorded more) or the graph did (build_graph removes it)."""
+    files = recorded(campaign)
+    target = campaign.path("analysis-noise.json")
+    if not files or not os.path.exists(campaign.path("app.goal")) or not os.path.exists(campaign.path("params.json")):
+        return None
+    if os.path.exists(target):
+        with open(target) as f:
+            if json.load(f).get("noise", {}).get("files") == files:
+                return target
+    with open(campaign.path("params.json")) as f:
+        L0 = json.load(f)["L_ns"]
+    at = ",".join(f"{L0 + d:.3f}ns" for d in campaign.deltas_ns)
+    args = ["--no-path", "--noise-at", at, "--noise-samples", str(campaign.noise_samples)]
+    for path in files:
+        args += ["--noise", path]
+    try:
+        _run_analyze(campaign, target, args)
+    except StepError as e:
+        raise StepError(f"the analysis with noise: {e}")
+    log(f"analysis with noise ({len(files)} recordings): {target}")
+    return target

@@ -1,0 +1,176 @@
+// llamp-noise: records the machine noise the ranks of an MPI job see, for `llamp analyze --noise`.
+// Launch it like the application (same launcher, rank count and binding):
+//
+//   mpiexec.mpich -bind-to core -n 2 llamp-noise -o noise.json [--duration 2s] [--threshold 1us]
+//
+// Method (the "selfish detour" benchmark, as LogGOPSim's noise studies record it): after a barrier
+// every rank spins reading CLOCK_MONOTONIC for --duration; each gap of at least --threshold
+// between two consecutive reads is a detour, time its CPU spent elsewhere (timer interrupts, the
+// kernel, other processes, a VM's host). The ranks spin at once, as ranks waiting out an injected
+// latency do, so detours that need all CPUs busy show too. Rank 0 gathers the detours and writes
+// the recording (docs/FORMATS.md, "Noise recording") with a summary per rank on stderr.
+#include <mpi.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "llamp/error.hpp"
+#include "llamp/noise_recording.hpp"
+#include "llamp/units.hpp"
+
+namespace {
+
+// A fixed buffer filled without allocating: a reallocation inside the loop would be a detour of
+// our own. 2^18 detours are two minutes at this VM's ~2000 per second.
+constexpr size_t kMaxDetours = size_t{1} << 18;
+
+uint64_t now_ns() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000u + static_cast<uint64_t>(t.tv_nsec);
+}
+
+struct Recorded {
+  std::vector<uint64_t> flat;  // start, length, start, length, ...
+  uint64_t dropped = 0;
+};
+
+Recorded spin(uint64_t duration_ns, uint64_t threshold_ns) {
+  Recorded r;
+  r.flat.resize(2 * kMaxDetours);
+  size_t n = 0;
+  const uint64_t t0 = now_ns(), end = t0 + duration_ns;
+  uint64_t previous = t0;
+  for (;;) {
+    const uint64_t t = now_ns();
+    if (t - previous >= threshold_ns) {
+      if (n < kMaxDetours) {
+        r.flat[2 * n] = previous - t0;
+        r.flat[2 * n + 1] = t - previous;
+        ++n;
+      } else {
+        ++r.dropped;
+      }
+    }
+    previous = t;
+    if (t >= end) break;
+  }
+  r.flat.resize(2 * n);
+  // The last read may land after the end: a detour starting at or past it is outside the recording.
+  while (!r.flat.empty() && r.flat[r.flat.size() - 2] >= duration_ns) r.flat.resize(r.flat.size() - 2);
+  return r;
+}
+
+void print_summary(const llamp::NoiseRecording& rec) {
+  using llamp::units::format_time_ns;
+  for (const auto& r : rec.ranks) {
+    uint64_t largest = 0;
+    for (auto [start, length] : r.detours) largest = std::max(largest, length);
+    std::fprintf(stderr,
+                 "llamp-noise: rank %u (%s, cpu %lld): %zu detours, %.3f %% of %s, %.0f per s, largest %s, mean "
+                 "delay of a random instant %s%s\n",
+                 r.rank, r.host.c_str(), static_cast<long long>(r.cpu), r.detours.size(),
+                 100 * llamp::noise_fraction(r, rec.duration_ns), format_time_ns(rec.duration_ns).c_str(),
+                 r.detours.size() / (rec.duration_ns / 1e9), format_time_ns(largest).c_str(),
+                 format_time_ns(llamp::noise_mean_residual_ns(r, rec.duration_ns)).c_str(),
+                 r.dropped ? fmt::format(" ({} not kept: buffer full)", r.dropped).c_str() : "");
+  }
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"llamp-noise: record the detours the CPUs of an MPI job's ranks see while they spin"};
+  std::string output = "-", duration = "2s", threshold = "1us";
+  app.add_option("-o,--output", output, "recording to write ('-': stdout)");
+  app.add_option("--duration", duration, "how long every rank spins (default 2s)");
+  app.add_option("--threshold", threshold, "shortest gap between two clock reads that counts (default 1us)");
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return rank == 0 ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : 2);
+  }
+  const auto duration_ns = static_cast<uint64_t>(llamp::units::parse_time_ns(duration, "--duration"));
+  const auto threshold_ns = static_cast<uint64_t>(llamp::units::parse_time_ns(threshold, "--threshold"));
+  if (duration_ns == 0 || threshold_ns == 0) throw llamp::Error("--duration and --threshold must be positive");
+
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  const int cpu = sched_getcpu();
+  MPI_Barrier(MPI_COMM_WORLD);
+  Recorded mine = spin(duration_ns, threshold_ns);
+
+  // Gather: counts, then the detours, the CPU, the dropped count and the host names.
+  const int words = static_cast<int>(mine.flat.size());
+  std::vector<int> counts(rank == 0 ? size : 0), offsets(rank == 0 ? size : 0);
+  MPI_Gather(&words, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::vector<uint64_t> all;
+  if (rank == 0) {
+    size_t total = 0;
+    for (int r = 0; r < size; ++r) {
+      offsets[r] = static_cast<int>(total);
+      total += static_cast<size_t>(counts[r]);
+    }
+    all.resize(total);
+  }
+  MPI_Gatherv(mine.flat.data(), words, MPI_UINT64_T, all.data(), counts.data(), offsets.data(), MPI_UINT64_T, 0,
+              MPI_COMM_WORLD);
+  const int64_t info[2] = {cpu, static_cast<int64_t>(mine.dropped)};
+  std::vector<int64_t> infos(rank == 0 ? 2 * size : 0);
+  MPI_Gather(info, 2, MPI_INT64_T, infos.data(), 2, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  std::vector<char> hosts(rank == 0 ? 256 * size : 0);
+  MPI_Gather(host, 256, MPI_CHAR, hosts.data(), 256, MPI_CHAR, 0, MPI_COMM_WORLD);
+  if (rank != 0) return 0;
+
+  llamp::NoiseRecording rec;
+  rec.duration_ns = duration_ns;
+  rec.threshold_ns = threshold_ns;
+  rec.method = fmt::format(
+      "llamp-noise: after a barrier every rank spun reading CLOCK_MONOTONIC for {} ns; each gap of at least {} ns "
+      "between consecutive reads is a detour (start from the rank's first read, length)",
+      duration_ns, threshold_ns);
+  for (int r = 0; r < size; ++r) {
+    llamp::RankNoise n;
+    n.rank = static_cast<uint32_t>(r);
+    n.host = std::string(&hosts[256 * r]);
+    n.cpu = infos[2 * r];
+    n.dropped = static_cast<uint64_t>(infos[2 * r + 1]);
+    for (int i = 0; i < counts[r]; i += 2) n.detours.emplace_back(all[offsets[r] + i], all[offsets[r] + i + 1]);
+    rec.ranks.push_back(std::move(n));
+  }
+  const std::string text = llamp::to_json(rec).dump() + "\n";
+  if (output == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  } else {
+    std::ofstream out(output);
+    if (!(out << text) || !out.flush()) throw llamp::Error(fmt::format("{}: cannot write", output));
+  }
+  print_summary(rec);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rc = 0;
+  try {
+    rc = run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "llamp-noise: error: %s\n", e.what());
+    rc = 2;
+  }
+  if (rc != 0) MPI_Abort(MPI_COMM_WORLD, rc);
+  MPI_Finalize();
+  return rc;
+}
