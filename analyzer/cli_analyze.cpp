@@ -224,7 +224,8 @@ void run_analyze(const AnalyzeArgs& a) {
     no.threads = a.threads;
     const double L0 = engine.base_xL();
     auto model_at = [&](double x) { return phase ? polling_phase_runtime(engine, g, lags, L0, x) : engine.at_L(x).T; };
-    const auto points = predict_with_noise(engine, timeline, noise_points(a.noise_at, opt.x_min, opt.x_max), no, model_at);
+    const auto points =
+        predict_with_noise(engine, timeline, noise_points(a.noise_at, opt.x_min, opt.x_max), no, model_at);
     if (phase) set_poll_lags(g, lags.resolved);
     noise = noise_json(points, timeline, no);
     noise["files"] = a.noise;

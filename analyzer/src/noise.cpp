@@ -99,8 +99,11 @@ nlohmann::json noise_json(const std::vector<NoisePoint>& points, const NoiseTime
                     {"T_noise_min_ns", p.T_min},
                     {"T_noise_max_ns", p.T_max},
                     {"noise_ns", p.T_mean - p.T_model}});
-  return {{"samples", options.samples}, {"seed", options.seed}, {"cycle_ns", timeline.cycle_ns()},
-          {"lanes", lanes},             {"points", list}};
+  return {{"samples", options.samples},
+          {"seed", options.seed},
+          {"cycle_ns", timeline.cycle_ns()},
+          {"lanes", lanes},
+          {"points", list}};
 }
 
 }  // namespace llamp::analyzer

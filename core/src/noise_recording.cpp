@@ -26,7 +26,8 @@ RankNoise parse_rank(const nlohmann::json& j, const NoiseRecording& rec, size_t 
   if (!j.is_object()) throw Error(fmt::format("{}: expected an object", where));
   RankNoise r;
   r.rank = static_cast<uint32_t>(whole(j, "rank", where));
-  if (r.rank != index) throw Error(fmt::format("{}: \"rank\" is {}, expected {} (ranks in order)", where, r.rank, index));
+  if (r.rank != index)
+    throw Error(fmt::format("{}: \"rank\" is {}, expected {} (ranks in order)", where, r.rank, index));
   if (j.contains("host")) {
     if (!j["host"].is_string()) throw Error(fmt::format("{}: \"host\" must be a string", where));
     r.host = j["host"].get<std::string>();
@@ -44,8 +45,8 @@ RankNoise parse_rank(const nlohmann::json& j, const NoiseRecording& rec, size_t 
   for (size_t i = 0; i < list.size(); ++i) {
     const auto& d = list[i];
     if (!d.is_array() || d.size() != 2 || !d[0].is_number_unsigned() || !d[1].is_number_unsigned())
-      throw Error(fmt::format("{}: detours[{}]: expected [start_ns, length_ns] (whole numbers), got {}", where, i,
-                              d.dump()));
+      throw Error(
+          fmt::format("{}: detours[{}]: expected [start_ns, length_ns] (whole numbers), got {}", where, i, d.dump()));
     const uint64_t start = d[0].get<uint64_t>(), length = d[1].get<uint64_t>();
     if (start < free_from)
       throw Error(fmt::format("{}: detours[{}] starts at {} ns, before the previous one ends ({} ns)", where, i, start,
@@ -108,8 +109,8 @@ nlohmann::json to_json(const NoiseRecording& r) {
     for (auto [start, length] : n.detours) detours.push_back({start, length});
     ranks.push_back({{"rank", n.rank}, {"host", n.host}, {"cpu", n.cpu}, {"dropped", n.dropped}, {"detours", detours}});
   }
-  return {{"format", kFormat}, {"version", kVersion},     {"duration_ns", r.duration_ns},
-          {"threshold_ns", r.threshold_ns}, {"method", r.method}, {"ranks", ranks}};
+  return {{"format", kFormat},  {"version", kVersion}, {"duration_ns", r.duration_ns}, {"threshold_ns", r.threshold_ns},
+          {"method", r.method}, {"ranks", ranks}};
 }
 
 double noise_fraction(const RankNoise& r, uint64_t duration_ns) {

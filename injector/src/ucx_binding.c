@@ -461,7 +461,6 @@ static void print_stats(void)
             used += (size_t)w;
         }
     }
-    { char fn[256]; const char *d=getenv("DBG_LATE"); if (d) { snprintf(fn,sizeof fn,"%s.%d",d,inj.rank); FILE *f=fopen(fn,"w"); for (size_t i=0;i<inj.lateness.size;i++) fprintf(f,"%ld\n",(long)inj.lateness.samples[i]); fclose(f);} }
     int64_t median = llamp_lateness_quantile(&inj.lateness, 0.5);
     int64_t p99 = llamp_lateness_quantile(&inj.lateness, 0.99);
     int64_t max = llamp_lateness_quantile(&inj.lateness, 1.0);
@@ -472,8 +471,8 @@ static void print_stats(void)
             " dropped_at_finalize=%" PRIu64 " stamped=%" PRIu64 " due_when_seen=%" PRIu64
             " by_type=%s\n",
             inj.rank, inj.delta_ns, total, median, p99, max, llamp_lateness_mean(&inj.lateness),
-            inj.lateness.total_ns, inj.dropped_at_finalize, inj.stamped,
-            inj.due_when_seen, used ? by_type : "none");
+            inj.lateness.total_ns, inj.dropped_at_finalize, inj.stamped, inj.due_when_seen,
+            used ? by_type : "none");
 }
 
 void llamp_inject_ucx_unbind(void)

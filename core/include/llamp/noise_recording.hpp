@@ -24,8 +24,8 @@ namespace llamp {
 struct RankNoise {
   uint32_t rank = 0;
   std::string host;
-  int64_t cpu = -1;      // the CPU the rank ran on (sched_getcpu), -1 if unknown
-  uint64_t dropped = 0;  // detours seen but not kept (the recorder's buffer was full)
+  int64_t cpu = -1;                                    // the CPU the rank ran on (sched_getcpu), -1 if unknown
+  uint64_t dropped = 0;                                // detours seen but not kept (the recorder's buffer was full)
   std::vector<std::pair<uint64_t, uint64_t>> detours;  // (start_ns, length_ns)
 };
 

@@ -102,6 +102,38 @@ class ReportTest(unittest.TestCase):
         self.assertAlmostEqual(r["poll_lags_at_cap"]["runtime_at_L0_ns"], 1.03e9)
         self.assertIn("With the polling lags at their caps instead", report.markdown(c, r))
 
+    def test_prediction_with_the_machine_noise(self):
+        c = hand_made_campaign(self)
+        self.assertIsNone(report.build(c)["with_noise"])  # no analysis-noise.json
+        # The analyzer's noisy samples (T_model is its own T at L0 + ΔL, which may differ from the
+        # main curve in a ramp; only their difference is added to the main prediction): +4, +6, +8 ms.
+        points = [{"L_ns": 2000.0 + d, "T_model_ns": 5e8, "T_noise_mean_ns": 5e8 + added}
+                  for d, added in ((0.0, 4e6), (10000.0, 6e6), (20000.0, 8e6))]
+        with open(c.path("analysis-noise.json"), "w") as f:
+            json.dump({"noise": {"files": [c.path("noise-1.json"), c.path("noise-2.json")], "samples": 32,
+                                 "lanes": [{"lane": 0, "fraction": 0.012}, {"lane": 1, "fraction": 0.02}],
+                                 "points": points}}, f)
+        r = report.build(c)
+        rows = {row["delta_ns"]: row for row in r["per_delta"]}
+        self.assertAlmostEqual(rows[10000.0]["predicted_noise_ns"], 1.05e9 + 6e6)
+        self.assertAlmostEqual(rows[20000.0]["relative_error_noise"], (1.12e9 - 1.123e9) / 1.12e9)
+        # errors 0.01 - 0.004, 0.01 - 0.006, 0.005 - 0.008 s
+        errors = [0.006e9, 0.004e9, -0.003e9]
+        rmse = math.sqrt(sum(e * e for e in errors) / 3)
+        n = r["with_noise"]
+        self.assertAlmostEqual(n["rrmse"], rmse / ((1.01e9 + 1.06e9 + 1.12e9) / 3), places=9)
+        self.assertAlmostEqual(n["mean_error_ns"], sum(errors) / 3, delta=1)
+        self.assertAlmostEqual(n["predicted_slope"], 5750.0 + 200.0, places=6)
+        self.assertEqual(n["files"], ["noise-1.json", "noise-2.json"])
+        text = report.markdown(c, r)
+        self.assertIn(f"**With this machine's noise: RRMSE {100 * n['rrmse']:.2f} %**", text)
+        self.assertIn("lost 1.20–2.00 % of their time", text)
+        self.assertIn("| with noise [s] | error |", text)
+        report.write_csvs(c, r)
+        with open(c.path("summary.csv")) as f:
+            header = f.readline()
+        self.assertIn("predicted_noise_ns,relative_error_noise", header)
+
     def test_tolerances(self):
         c = hand_made_campaign(self)
         t = {row["percent"]: row for row in report.build(c)["tolerance"]}

@@ -63,7 +63,7 @@ struct NoiseOptions {
 
 struct NoisePoint {
   double x = 0;
-  double T_model = 0;  // the model without noise at x (model_at(x))
+  double T_model = 0;                                  // the model without noise at x (model_at(x))
   double T_mean = 0, T_std = 0, T_min = 0, T_max = 0;  // over the samples, with noise
 };
 

@@ -1,0 +1,220 @@
+// Machine noise: the recording format, the timeline the engine replays, the noisy pass on
+// hand-computed graphs, the sampled prediction and `llamp analyze --noise` end to end.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "llamp/analyzer/noise.hpp"
+#include "llamp/error.hpp"
+#include "llamp/graph_io.hpp"
+
+using namespace llamp;
+using namespace llamp::analyzer;
+
+namespace {
+
+NoiseRecording recording(uint64_t duration, std::vector<std::vector<std::pair<uint64_t, uint64_t>>> per_rank) {
+  NoiseRecording r;
+  r.duration_ns = duration;
+  r.threshold_ns = 1000;
+  for (size_t i = 0; i < per_rank.size(); ++i) {
+    RankNoise n;
+    n.rank = static_cast<uint32_t>(i);
+    n.detours = per_rank[i];
+    r.ranks.push_back(n);
+  }
+  return r;
+}
+
+LogGP params(double L, double o, uint64_t S = UINT64_MAX) {
+  LogGP p;
+  p.L_ns = L;
+  p.o_send_ns = p.o_recv_ns = o;
+  p.S_bytes = S;
+  return p;
+}
+
+// Rank 0 sends to rank 1 and waits for the answer; rank 1 computes `work` first.
+graph::Graph round_trip(uint64_t work) {
+  return graph::parse_goal(fmt::format(R"(num_ranks 2
+rank 0 {{ s0: send 8b to 1  r0: recv 8b from 1  r0 requires s0 }}
+rank 1 {{ w: calc {}  r1: recv 8b from 0  s1: send 8b to 0  r1 requires w  s1 requires r1 }}
+)",
+                                       work),
+                           "round_trip");
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  auto path = std::filesystem::temp_directory_path() / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+}  // namespace
+
+TEST(NoiseRecording, RoundTripsThroughJson) {
+  NoiseRecording r = recording(5000, {{{100, 50}, {400, 10}}, {}});
+  r.ranks[0].host = "n1";
+  r.ranks[0].cpu = 3;
+  r.ranks[1].dropped = 7;
+  const NoiseRecording back = parse_noise_recording(to_json(r).dump(), "rec.json");
+  EXPECT_EQ(back.duration_ns, 5000u);
+  ASSERT_EQ(back.ranks.size(), 2u);
+  EXPECT_EQ(back.ranks[0].detours, r.ranks[0].detours);
+  EXPECT_EQ(back.ranks[0].host, "n1");
+  EXPECT_EQ(back.ranks[0].cpu, 3);
+  EXPECT_EQ(back.ranks[1].dropped, 7u);
+  EXPECT_DOUBLE_EQ(noise_fraction(back.ranks[0], 5000), 60.0 / 5000);
+  EXPECT_DOUBLE_EQ(noise_mean_residual_ns(back.ranks[0], 5000), (50.0 * 50 + 10 * 10) / 10000);
+}
+
+TEST(NoiseRecording, ErrorsNameTheFileRankAndDetour) {
+  auto error_of = [](const std::string& text) {
+    try {
+      parse_noise_recording(text, "rec.json");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  const std::string head = R"({"format":"llamp-noise","version":1,"duration_ns":1000,"threshold_ns":10,"ranks":[)";
+  EXPECT_EQ(error_of(head + R"({"rank":0,"detours":[[100,50],[120,5]]}]})"),
+            "rec.json: ranks[0]: detours[1] starts at 120 ns, before the previous one ends (150 ns)");
+  EXPECT_EQ(error_of(head + R"({"rank":0,"detours":[[1000,5]]}]})"),
+            "rec.json: ranks[0]: detours[0] starts at 1000 ns, not inside the recording's 1000 ns");
+  EXPECT_EQ(error_of(head + R"({"rank":0,"detours":[]},{"rank":2,"detours":[]}]})"),
+            "rec.json: ranks[1]: \"rank\" is 2, expected 1 (ranks in order)");
+  EXPECT_EQ(error_of(head + R"({"rank":0,"detours":[[1,-2]]}]})"),
+            "rec.json: ranks[0]: detours[0]: expected [start_ns, length_ns] (whole numbers), got [1,-2]");
+  EXPECT_NE(error_of(R"({"format":"llamp-loggp","version":1})").find("is this an llamp-noise recording?"),
+            std::string::npos);
+  EXPECT_NE(error_of(head).find("rec.json: offset"), std::string::npos);
+}
+
+TEST(NoiseTimeline, NoticeMovesToTheEndOfTheCoveringDetour) {
+  const NoiseTimeline t({recording(1000, {{{100, 50}}, {{700, 100}}})}, 2);
+  EXPECT_EQ(t.lanes(), 2u);
+  EXPECT_DOUBLE_EQ(t.notice(0, 99, 0), 99);
+  EXPECT_DOUBLE_EQ(t.notice(0, 100, 0), 150);
+  EXPECT_DOUBLE_EQ(t.notice(0, 149, 0), 150);
+  EXPECT_DOUBLE_EQ(t.notice(0, 150, 0), 150);
+  EXPECT_DOUBLE_EQ(t.notice(1, 120, 0), 120);  // rank 1's own detours
+  EXPECT_DOUBLE_EQ(t.notice(1, 750, 0), 800);
+  EXPECT_DOUBLE_EQ(t.notice(0, 20, 100), 50);    // entered at phase 100: t = 20 is 120 in the recording
+  EXPECT_DOUBLE_EQ(t.notice(0, 2120, 0), 2150);  // the recording repeats every cycle
+  EXPECT_NEAR(t.fraction(0), 0.05, 1e-12);
+}
+
+TEST(NoiseTimeline, RecordingsLieEndToEndAndRanksWrapAround) {
+  // One rank recorded, two in the graph: both use it. A second recording follows the first.
+  const NoiseTimeline t({recording(1000, {{{100, 50}}}), recording(500, {{{10, 10}}})}, 2);
+  EXPECT_EQ(t.lanes(), 1u);
+  EXPECT_DOUBLE_EQ(t.cycle_ns(), 1500);
+  EXPECT_DOUBLE_EQ(t.notice(1, 120, 0), 150);
+  EXPECT_DOUBLE_EQ(t.notice(0, 1015, 0), 1020);
+  // Three ranks recorded, two in the graph: the third lane is not kept.
+  EXPECT_EQ(NoiseTimeline({recording(1000, {{}, {}, {}})}, 2).lanes(), 2u);
+  EXPECT_THROW(NoiseTimeline({}, 2), Error);
+}
+
+// L = 1000, o = 100: rank 1 sees the message at 1100, answers at 1200..1300, rank 0 sees the
+// answer at 2300 and T = 2400. A detour of rank 1 over 1100 and one of rank 0 over the answer's
+// arrival each move the rest of the run by what is left of them.
+TEST(NoisyEngine, WaitsEndAfterTheDetourCoveringTheirEnd) {
+  graph::Graph g = round_trip(0);
+  Engine e(g, homogeneous_model(params(1000, 100)));
+  EXPECT_DOUBLE_EQ(e.at_L(1000).T, 2400);
+  const NoiseTimeline quiet({recording(100000, {{}, {}})}, 2);
+  EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&quiet, 0}), 2400);
+  // rank 1 away over [1000, 1500): sees the message at 1500, answers 1600..1700, arrival 2700
+  const NoiseTimeline one({recording(100000, {{}, {{1000, 500}}})}, 2);
+  EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&one, 0}), 2800);
+  // and rank 0 away over [2600, 2800): sees the answer at 2800
+  const NoiseTimeline both({recording(100000, {{{2600, 200}}, {{1000, 500}}})}, 2);
+  EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&both, 0}), 2900);
+  // The same detours entered at another phase miss both waits.
+  EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&both, 5000}), 2400);
+}
+
+// Computation is not stretched (the traced computation times hold the traced run's detours), and
+// a rank that finds its message already there has not waited for it.
+TEST(NoisyEngine, ComputationAndMessagesAlreadyThereAreNotDelayed) {
+  graph::Graph g = round_trip(3000);  // rank 1 computes until 3000; the message arrived at 1100
+  Engine e(g, homogeneous_model(params(1000, 100)));
+  const double clean = e.at_L(1000).T;  // 3000 + 100 + 100 + 1000 + 100
+  EXPECT_DOUBLE_EQ(clean, 4300);
+  const NoiseTimeline t({recording(100000, {{}, {{500, 2000}, {2900, 150}}})}, 2);
+  EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&t, 0}), clean);
+}
+
+// Rendezvous (S = 0): the receiver waits for the data, the sender for the acknowledgement. Clean:
+// h = 1100, end(recv) = h + o + 2L = 3200, end(send) = 3200 + L + o = 4300.
+TEST(NoisyEngine, RendezvousDataAndAcknowledgementWaitsToo) {
+  graph::Graph g = graph::parse_goal("num_ranks 2\nrank 0 { s: send 8b to 1 }\nrank 1 { r: recv 8b from 0 }\n", "rndv");
+  Engine e(g, homogeneous_model(params(1000, 100, 0)));
+  EXPECT_DOUBLE_EQ(e.at_L(1000).T, 4300);
+  // rank 1 away over [3000, 3500): end(recv) 3600; rank 0 away over [4500, 4700): end(send) 4800
+  const NoiseTimeline t({recording(100000, {{{4500, 200}}, {{3000, 500}}})}, 2);
+  EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&t, 0}), 4800);
+}
+
+TEST(NoisePrediction, SamplesAreReproducibleAndBracketTheMean) {
+  graph::Graph g = round_trip(0);
+  Engine e(g, homogeneous_model(params(1000, 100)));
+  std::vector<std::pair<uint64_t, uint64_t>> detours;
+  for (uint64_t t = 0; t < 1000000; t += 10000) detours.emplace_back(t, 3000);  // 30 % of the time
+  const NoiseTimeline t({recording(1000000, {detours, detours})}, 2);
+  NoiseOptions o;
+  o.samples = 64;
+  o.threads = 1;
+  auto model_at = [&](double x) { return e.at_L(x).T; };
+  const auto serial = predict_with_noise(e, t, {1000, 5000}, o, model_at);
+  o.threads = 4;
+  const auto parallel = predict_with_noise(e, t, {1000, 5000}, o, model_at);
+  ASSERT_EQ(serial.size(), 2u);
+  for (size_t i = 0; i < serial.size(); ++i) {
+    EXPECT_DOUBLE_EQ(serial[i].T_mean, parallel[i].T_mean);
+    EXPECT_DOUBLE_EQ(serial[i].T_model, e.at_L(serial[i].x).T);
+    EXPECT_GT(serial[i].T_mean, serial[i].T_model);  // two waits, each covered 30 % of the time
+    EXPECT_LE(serial[i].T_min, serial[i].T_mean);
+    EXPECT_GE(serial[i].T_max, serial[i].T_mean);
+    EXPECT_LE(serial[i].T_max, serial[i].T_model + 2 * 3000);
+  }
+  // A recording without detours changes nothing.
+  const NoiseTimeline quiet({recording(1000000, {{}, {}})}, 2);
+  const auto none = predict_with_noise(e, quiet, {1000}, o, model_at);
+  EXPECT_DOUBLE_EQ(none[0].T_mean, none[0].T_model);
+  EXPECT_DOUBLE_EQ(none[0].T_std, 0);
+}
+
+TEST(NoiseCli, AnalyzeReportsThePredictionWithNoise) {
+  const std::string graph = write_temp("llamp-noise-cli.goal", R"(num_ranks 2
+rank 0 { s0: send 8b to 1  r0: recv 8b from 1  r0 requires s0 }
+rank 1 { r1: recv 8b from 0  s1: send 8b to 0  s1 requires r1 }
+)");
+  const std::string rec = write_temp(
+      "llamp-noise-cli.json", to_json(recording(100000, {{}, {{0, 50000}}})).dump());  // rank 1 away half the time
+  const std::string cmd = fmt::format(
+      "{} analyze {} --L 1us --o 100ns --G 0ns --S inf --range 0:10us --noise {} --noise-at 1us,5us "
+      "--noise-samples 200 --json - 2>&1",
+      LLAMP_ANALYZE_DRIVER, graph, rec);
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  ASSERT_EQ(WEXITSTATUS(pclose(p)), 0) << out;
+  const auto j = nlohmann::json::parse(out);
+  ASSERT_TRUE(j.contains("noise")) << out;
+  const auto& points = j["noise"]["points"];
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_DOUBLE_EQ(points[0]["L_ns"].get<double>(), 1000);
+  EXPECT_DOUBLE_EQ(points[0]["T_model_ns"].get<double>(), 2400);
+  // Rank 1's wait ends inside its 50 µs detour half the time, on average 25 µs before its end.
+  EXPECT_NEAR(points[0]["noise_ns"].get<double>(), 12500, 2500);
+  EXPECT_NEAR(j["noise"]["lanes"][1]["fraction"].get<double>(), 0.5, 1e-12);
+  EXPECT_EQ(j["noise"]["files"][0].get<std::string>(), rec);
+}

@@ -1,0 +1,56 @@
+// llamp-noise on the real MPICH stack at -n 2: a recording core's reader accepts, one lane per
+// rank, with the rank's CPU and host, detours inside the recording; and clear errors.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "llamp/noise_recording.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string temp_file(const std::string& name) {
+  return (fs::temp_directory_path() / (name + "-" + std::to_string(::getpid()) + ".json")).string();
+}
+
+int run(const std::string& command) {
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+TEST(NoiseRun, TwoRanksWriteARecordingTheAnalyzerReads) {
+  const std::string out = temp_file("llamp-noise");
+  ASSERT_EQ(run(std::string(LLAMP_TEST_MPIEXEC) + " -n 2 " + LLAMP_TEST_NOISE + " --duration 300ms -o " + out), 0);
+  const llamp::NoiseRecording r = llamp::read_noise_recording(out);  // sorted, inside, no overlap
+  EXPECT_EQ(r.duration_ns, 300000000u);
+  EXPECT_EQ(r.threshold_ns, 1000u);
+  ASSERT_EQ(r.ranks.size(), 2u);
+  for (const auto& rank : r.ranks) {
+    EXPECT_GE(rank.cpu, 0);
+    EXPECT_FALSE(rank.host.empty());
+    EXPECT_EQ(rank.dropped, 0u);
+    for (auto [start, length] : rank.detours) EXPECT_GE(length, r.threshold_ns);
+  }
+  EXPECT_NE(r.method.find("CLOCK_MONOTONIC"), std::string::npos);
+  fs::remove(out);
+}
+
+TEST(NoiseRun, BadDurationIsAnErrorNamingTheOption) {
+  const std::string log = temp_file("llamp-noise-err");
+  EXPECT_NE(run(std::string(LLAMP_TEST_MPIEXEC) + " -n 2 " + LLAMP_TEST_NOISE + " --duration 3 -o /dev/null 2>" + log),
+            0);
+  std::string text;
+  if (FILE* f = std::fopen(log.c_str(), "r")) {
+    char buf[4096];
+    text.assign(buf, std::fread(buf, 1, sizeof buf, f));
+    std::fclose(f);
+  }
+  EXPECT_NE(text.find("--duration"), std::string::npos) << text;
+  fs::remove(log);
+}
