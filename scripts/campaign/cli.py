@@ -83,7 +83,7 @@ def run_parser():
     p.add_argument("--params", help="use this LogGP parameter file instead of measuring one")
     p.add_argument("--trace", help="use this trace folder instead of tracing the app")
     p.add_argument("--param-runs", type=int, default=5, metavar="K",
-                   help="launch llamp-loggp K times and use the mean of each parameter: on a VM one launch can "
+                   help="launch llamp-loggp K times and use the median of each parameter: on a VM one launch can "
                         "run all its messages 3x slower than the next when the host places the vCPUs apart (default 5)")
     p.add_argument("--trace-runs", type=int, default=3, metavar="K",
                    help="trace the app K times and model the run with the median traced runtime (lower "

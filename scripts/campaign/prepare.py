@@ -60,7 +60,7 @@ def _require(path, what):
         raise StepError(f"{what} not found at {path}; build it or pass its path (see --help)")
 
 
-# Parameters averaged over the llamp-loggp launches; S (a protocol threshold) is the median.
+# Parameters combined over the llamp-loggp launches (each the median of the launches).
 AVERAGED_PARAMETERS = ("L_ns", "o_ns", "g_ns", "G_ns_per_byte", "o_send_ns", "o_recv_ns", "o_coll_ns")
 
 
@@ -69,10 +69,21 @@ def message_cost_ns(params):
     return params["L_ns"] + params.get("o_send_ns", params.get("o_ns", 0)) + params.get("o_recv_ns", params.get("o_ns", 0))
 
 
+def _median(values):
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
 def combine_parameter_files(files):
-    """One parameter file from K llamp-loggp launches: the mean of each time parameter (the runs a
-    campaign predicts are a mix of launches too, and their mean runtime is linear in L and o), the
-    median S, the first launch's measurement details plus every launch's values."""
+    """One parameter file from K llamp-loggp launches: the median of each parameter over the
+    launches, the first launch's measurement details plus every launch's values.
+
+    The median, not the mean: launches whose cores the probes found apart are launched again
+    (cores.py), and the measured runs in the same state are not averaged in, so the parameters are
+    those of the fast state; what is left are launches the vCPUs left mid-job, between fast probes at
+    both edges (stop 13, app_pingpong: one of five at G 0.637 ns/B and o 1272 ns against 0.175-0.202
+    and 240-316; their mean put G at 0.276 and T(0) 42 % high)."""
     combined = dict(files[0])
     launches = [{k: f[k] for k in AVERAGED_PARAMETERS + ("S_bytes",) if k in f} for f in files]
     for launch, f in zip(launches, files):
@@ -82,17 +93,17 @@ def combine_parameter_files(files):
     for key in AVERAGED_PARAMETERS:
         values = [f[key] for f in files if key in f]
         if values:
-            combined[key] = sum(values) / len(values)
+            combined[key] = _median(values)
     sizes = sorted(f["S_bytes"] for f in files)
-    combined["S_bytes"] = sizes[(len(sizes) - 1) // 2]
+    combined["S_bytes"] = sizes[(len(sizes) - 1) // 2]  # a threshold: one of the measured ones
     measurement = dict(combined.get("measurement", {}))
     measurement["launches"] = launches
     overruns = [x["busy_wait_overrun"] for x in launches if "busy_wait_overrun" in x]
     if overruns:
         measurement["busy_wait_overrun_mean"] = sum(overruns) / len(overruns)
     measurement["combination_over_launches"] = (
-        f"mean of {len(files)} llamp-loggp launches (each its own MPI job) for "
-        f"{', '.join(AVERAGED_PARAMETERS)}; median S_bytes; the other measurement details are launch 1's")
+        f"median of {len(files)} llamp-loggp launches (each its own MPI job) for "
+        f"{', '.join(AVERAGED_PARAMETERS)}; lower median S_bytes; the other measurement details are launch 1's")
     combined["measurement"] = measurement
     return combined
 
@@ -145,7 +156,7 @@ def measure_parameters(campaign, log=print):
         p = json.load(f)
     spread = ", ".join(f"{message_cost_ns(f):.0f}" for f in files)
     log(f"parameters: L = {p['L_ns']:.1f} ns, o = {p['o_ns']:.1f} ns, G = {p['G_ns_per_byte']:.4f} ns/B, "
-        f"S = {p['S_bytes']} B (mean of {len(files)} launches; L + o_s + o_r per launch: {spread} ns)")
+        f"S = {p['S_bytes']} B (median of {len(files)} launches; L + o_s + o_r per launch: {spread} ns)")
     return target
 
 

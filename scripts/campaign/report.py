@@ -371,7 +371,7 @@ def markdown(campaign, result):
         launches = result.get("parameter_launches_L_plus_o_ns", [])
         if len(launches) > 1:
             per_launch = ", ".join(f"{x:.0f}" for x in launches)
-            lines += [f"params.json is the mean of {len(launches)} llamp-loggp launches; L + o_s + o_r per launch: "
+            lines += [f"params.json is the median of {len(launches)} llamp-loggp launches; L + o_s + o_r per launch: "
                       f"{per_launch} ns (on a VM whose host places the vCPUs apart every message is 2-3x slower; such launches "
                       f"are launched again, see 'Core hand-off' below).", ""]
         cap = result.get("poll_lags_at_cap")

@@ -65,8 +65,8 @@ class PrepareTest(unittest.TestCase):
         b = dict(a, L_ns=310.0, o_send_ns=80.0, S_bytes=8191, measurement={"tool": "llamp-loggp", "host": "other"})
         c = dict(a, L_ns=40.0, S_bytes=8255)
         p = prepare.combine_parameter_files([a, b, c])
-        self.assertAlmostEqual(p["L_ns"], 120.0)  # the mean: measured runs mix fast and slow launches too
-        self.assertAlmostEqual(p["o_send_ns"], 60.0)
+        self.assertAlmostEqual(p["L_ns"], 40.0)  # the median: one launch slow mid-job does not move it
+        self.assertAlmostEqual(p["o_send_ns"], 50.0)
         self.assertAlmostEqual(p["o_coll_ns"], 140.0)
         self.assertEqual(p["S_bytes"], 8255)  # the median
         self.assertEqual(p["measurement"]["host"], "vm")
@@ -76,6 +76,7 @@ class PrepareTest(unittest.TestCase):
         a["measurement"] = {"busy_wait_overrun": {"mean": 0.01}}
         b["measurement"] = {"busy_wait_overrun": {"mean": 0.03}}
         p = prepare.combine_parameter_files([a, b])
+        self.assertAlmostEqual(p["L_ns"], 160.0)  # an even count: the mean of the middle two
         self.assertEqual([x["busy_wait_overrun"] for x in p["measurement"]["launches"]], [0.01, 0.03])
         self.assertAlmostEqual(p["measurement"]["busy_wait_overrun_mean"], 0.02)
 
