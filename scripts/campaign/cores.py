@@ -103,6 +103,12 @@ def _append(campaign, launch, when, value, limit):
                     int(value is not None and limit is not None and (value > limit or value < 0))])
 
 
+# Probes during a run (runtime_timer.c): the vCPUs also move mid-job, between fast probes at both
+# edges (stop 13: one of three traced app_pingpong runs took 0.398 s against 0.157-0.193, one of five
+# llamp-loggp launches measured G 0.637 ns/B against 0.175-0.202). Each costs the ranks 10-50 us.
+DURING_PERIOD_MS = 100
+
+
 class Guard:
     """Probes around one launch: `before()` (waiting for fast cores), the timer library's probes
     inside the run (`environment()`, then `in_run()`), `after()`, then `slow`."""
@@ -110,7 +116,7 @@ class Guard:
     def __init__(self, campaign, launch, cpus, log=print):
         self.campaign, self.launch, self.cpus, self.log = campaign, launch, cpus, log
         self.limit = limit_ns(campaign, cpus, log) if enabled(campaign) else None
-        self.before_ns = self.init_ns = self.finalize_ns = self.after_ns = None
+        self.before_ns = self.init_ns = self.finalize_ns = self.during_ns = self.after_ns = None
         self.shm_name = f"/llamp-cores-{os.getpid()}-{launch}"
 
     def _probe(self, when):
@@ -134,8 +140,9 @@ class Guard:
 
     def in_run(self, probes):
         """The timer library's probes inside the job (runtime_records.read_core_probes): just before
-        MPI_Init and just after MPI_Finalize. A peer that never answered (-1) counts as slow."""
-        for when in ("init", "finalize"):
+        MPI_Init, just after MPI_Finalize, and the largest of those every DURING_PERIOD_MS during the
+        run. A peer that never answered (-1) counts as slow."""
+        for when in ("init", "finalize", "during"):
             if when in probes:
                 setattr(self, f"{when}_ns", float(probes[when]))
                 _append(self.campaign, self.launch, f"in-run {when}", float(probes[when]), self.limit)
@@ -146,7 +153,7 @@ class Guard:
         outside ones are taken while the vCPUs idle between jobs, when the host moves them: 3 of
         30 master_worker runs read 154-163 ns after the job with 24-27 ns inside it), else the
         outside ones."""
-        inside = [v for v in (self.init_ns, self.finalize_ns) if v is not None]
+        inside = [v for v in (self.init_ns, self.finalize_ns, self.during_ns) if v is not None]
         return inside or [v for v in (self.before_ns, self.after_ns) if v is not None]
 
     @property
@@ -157,12 +164,14 @@ class Guard:
     def fields(self):
         """What a run record keeps of the probes."""
         return {"core_before_ns": self.before_ns, "core_init_ns": self.init_ns, "core_finalize_ns": self.finalize_ns,
-                "core_after_ns": self.after_ns, "core_limit_ns": self.limit}
+                "core_during_ns": self.during_ns, "core_after_ns": self.after_ns, "core_limit_ns": self.limit}
 
     def environment(self, env):
-        """Asks the timer library for the in-run probes (a shared-memory name unique to this launch)."""
+        """Asks the timer library for the in-run probes (a shared-memory name unique to this launch),
+        at the edges and every DURING_PERIOD_MS during the run."""
         if self.limit is not None:
             env["LLAMP_CORE_PROBE_SHM"] = self.shm_name
+            env["LLAMP_CORE_PROBE_PERIOD_MS"] = str(DURING_PERIOD_MS)
         return env
 
     def release(self):
@@ -177,7 +186,8 @@ class Guard:
             return "–" if v is None else ("no answer" if v < 0 else f"{v:.0f}")
         worst = -1 if any(v < 0 for v in self.values) else max(self.values)
         return (f"cache-line hand-off between the ranks' cores {show(worst)} ns (before "
-                f"{show(self.before_ns)}, in the run {show(self.init_ns)} / {show(self.finalize_ns)}, after "
+                f"{show(self.before_ns)}, in the run {show(self.init_ns)} / {show(self.during_ns)} / "
+                f"{show(self.finalize_ns)}, after "
                 f"{show(self.after_ns)}; limit {self.limit:.0f} ns): the host had placed them apart")
 
 

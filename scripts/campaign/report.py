@@ -115,7 +115,7 @@ def _core_probes(campaign, records):
         return None
     ok = [r for r in probed if r["status"] == runs.OK]
     values = sorted(v for r in ok for v in (r.get(k) for k in ("core_before_ns", "core_init_ns", "core_finalize_ns",
-                                                               "core_after_ns")) if v is not None)
+                                                               "core_during_ns", "core_after_ns")) if v is not None)
     prepared = {}
     if os.path.exists(campaign.path("prepare-cores.json")):
         with open(campaign.path("prepare-cores.json")) as f:
@@ -242,7 +242,8 @@ def tolerance_table(campaign, pred, measured_rows):
 def write_csvs(campaign, result):
     records = runs.load_records(campaign)
     fields = ["slot", "round", "delta_ns", "attempt", "status", "exit_code", "runtime_ns", "wall_s",
-              "started_unix", "host", "core_before_ns", "core_init_ns", "core_finalize_ns", "core_after_ns",
+              "started_unix", "host", "core_before_ns", "core_init_ns", "core_finalize_ns", "core_during_ns",
+              "core_after_ns",
               "reason", "directory"]
     with open(campaign.path("runs.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
@@ -298,8 +299,8 @@ def _table_row(r, with_noise=False):
 def _core_probe_paragraph(result, probes):
     """One paragraph on the cores' state around the launches (cores.py, docs/campaign.md)."""
     limits = ", ".join(f"{x:.0f}" for x in probes["limit_ns"]) or "–"
-    text = (f"Core hand-off (llamp-coreprobe before and after every launch, the runtime timer before MPI_Init and "
-            f"after MPI_Finalize inside it; cores.csv): limit {limits} ns")
+    text = (f"Core hand-off (llamp-coreprobe before and after every launch, the runtime timer before MPI_Init, "
+            f"every 100 ms during the run and after MPI_Finalize inside it; cores.csv): limit {limits} ns")
     if probes["hosts"]:
         text += " (" + "; ".join(f"{h['host']}: 3 x the fastest of {len(h['probes_ns'])} probes, {h['fastest_ns']:.0f} ns"
                                  for h in probes["hosts"]) + ")"

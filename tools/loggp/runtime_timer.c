@@ -27,6 +27,17 @@
  *
  *     core_init_ns <a> core_finalize_ns <b>      (the largest pair's median block; -1: no answer)
  *
+ * With LLAMP_CORE_PROBE_PERIOD_MS=<P> as well, a thread in each rank probes during the run too:
+ * every P ms on a grid all ranks of the node share (CLOCK_MONOTONIC multiples of P), local rank
+ * 0's thread pings each other rank's thread with a short probe (6 blocks of 20 round trips, about
+ * 7 us on cores that share a cache, 40 us on cores that do not; a peer that does not answer
+ * within a millisecond is skipped, not counted). The vCPUs can move mid-job, between fast probes
+ * at both edges (docs/campaign.md, "Core hand-off"). Rank 0's line then also has
+ *
+ *     core_run_max_ns <m> core_run_probes <n>     (the largest median over the n answered probes)
+ *
+ * The thread wakes P ms apart and takes about 10 to 50 us each time: 0.05 % of a core at 100 ms.
+ *
  * Without the variable, without Hydra's variables, or alone on a node nothing is probed.
  */
 #define _GNU_SOURCE
@@ -34,11 +45,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,11 +80,12 @@ static void *next_symbol(const char *name) {
 /* ---- in-run core probe (see the top of the file; the method is hand_off.h) ---- */
 
 enum { PROBE_MAX_RANKS = 64, PROBE_BLOCKS = 30, PROBE_ROUND_TRIPS = 500 };
-enum { PROBE_INIT = 0, PROBE_FINALIZE = 1 };
+enum { PROBE_INIT = 0, PROBE_FINALIZE = 1, PROBE_DURING = 2 };
+enum { WATCH_BLOCKS = 5, WATCH_ROUND_TRIPS = 20 };
 
 /* One hand-off line per local rank and phase. */
 struct probe_page {
-  llamp_hand_off_line line[2][PROBE_MAX_RANKS];
+  llamp_hand_off_line line[3][PROBE_MAX_RANKS];
 };
 
 static struct probe_page *probe_page;
@@ -121,6 +135,75 @@ static void probe_cores(int phase, int64_t timeout_ns) {
   }
 }
 
+/* ---- probes during the run (LLAMP_CORE_PROBE_PERIOD_MS) ---- */
+
+static int64_t watch_period_ns;
+static pthread_t watch_thread;
+static int watch_running, watch_stop;
+static pthread_mutex_t watch_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t watch_wake;
+static double watch_max_ns = -1;
+static int watch_probes;
+
+/* One probe of every pair; the pinging side zeroes each line afterwards for the next one. */
+static void watch_probe(void) {
+  if (probe_local_rank == 0) {
+    double blocks[WATCH_BLOCKS];
+    for (int j = 1; j < probe_local_size; ++j) {
+      llamp_hand_off_line *line = &probe_page->line[PROBE_DURING][j];
+      const double v = llamp_hand_off_ping(line, WATCH_BLOCKS, WATCH_ROUND_TRIPS, 1000000, blocks);
+      __atomic_store_n(&line->counter, 0, __ATOMIC_RELEASE);
+      if (v >= 0) {
+        ++watch_probes;
+        if (v > watch_max_ns) watch_max_ns = v;
+      }
+    }
+  } else {
+    /* rank 0 reaches this pair after the others: a later pair waits longer */
+    llamp_hand_off_pong(&probe_page->line[PROBE_DURING][probe_local_rank], WATCH_BLOCKS, WATCH_ROUND_TRIPS,
+                        1000000 + 100000LL * probe_local_rank);
+  }
+}
+
+static void *watch(void *unused) {
+  (void)unused;
+  prctl(PR_SET_TIMERSLACK, 1UL); /* the default 50 us slack would wake the parties apart */
+  pthread_mutex_lock(&watch_mutex);
+  while (!watch_stop) {
+    const int64_t next = (monotonic_ns() / watch_period_ns + 1) * watch_period_ns;
+    const struct timespec at = {(time_t)(next / 1000000000LL), (long)(next % 1000000000LL)};
+    if (pthread_cond_timedwait(&watch_wake, &watch_mutex, &at) == ETIMEDOUT && !watch_stop) {
+      pthread_mutex_unlock(&watch_mutex);
+      watch_probe();
+      pthread_mutex_lock(&watch_mutex);
+    }
+  }
+  pthread_mutex_unlock(&watch_mutex);
+  return NULL;
+}
+
+static void watch_start(void) {
+  const char *period = getenv("LLAMP_CORE_PROBE_PERIOD_MS");
+  if (probe_page == NULL || period == NULL || atoi(period) <= 0) return;
+  watch_period_ns = (int64_t)atoi(period) * 1000000LL;
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&watch_wake, &attr);
+  pthread_condattr_destroy(&attr);
+  watch_running = pthread_create(&watch_thread, NULL, watch, NULL) == 0;
+}
+
+static void watch_end(void) {
+  if (!watch_running) return;
+  pthread_mutex_lock(&watch_mutex);
+  watch_stop = 1;
+  pthread_cond_signal(&watch_wake);
+  pthread_mutex_unlock(&watch_mutex);
+  pthread_join(watch_thread, NULL);
+  watch_running = 0;
+}
+
 static void before_init(void) {
   probe_attach();
   probe_cores(PROBE_INIT, 10000000000LL);
@@ -131,6 +214,7 @@ int MPI_Init(int *argc, char ***argv) {
   before_init();
   const int rc = next(argc, argv);
   init_end_ns = monotonic_ns();
+  watch_start();
   return rc;
 }
 
@@ -139,6 +223,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
   before_init();
   const int rc = next(argc, argv, required, provided);
   init_end_ns = monotonic_ns();
+  watch_start();
   return rc;
 }
 
@@ -150,6 +235,9 @@ static void report(int rank, int size, int64_t finalize_start_ns) {
   if (probe_page != NULL && probe_local_rank == 0)
     n += snprintf(line + n, sizeof line - (size_t)n, " core_init_ns %lld core_finalize_ns %lld",
                   (long long)probe_result_ns[PROBE_INIT], (long long)probe_result_ns[PROBE_FINALIZE]);
+  if (watch_period_ns > 0 && probe_local_rank == 0)
+    n += snprintf(line + n, sizeof line - (size_t)n, " core_run_max_ns %lld core_run_probes %d",
+                  (long long)watch_max_ns, watch_probes);
   snprintf(line + n, sizeof line - (size_t)n, "\n");
   const char *dir = getenv("LLAMP_RUNTIME_DIR");
   if (dir == NULL || dir[0] == '\0') {
@@ -172,6 +260,7 @@ static void report(int rank, int size, int64_t finalize_start_ns) {
 
 int MPI_Finalize(void) {
   const int64_t finalize_start = monotonic_ns();
+  watch_end();
   int (*next)(void) = (int (*)(void))next_symbol("MPI_Finalize");
   int rank = -1, size = 0;
   if (init_end_ns >= 0) {

@@ -36,6 +36,28 @@ class RuntimeRecordTest(unittest.TestCase):
         with self.assertRaises(runtime_records.RecordError):
             runtime_records.read_run(d, 2)
 
+    def test_probes_during_the_run_judge_it_too(self):
+        from campaign import config as config_mod, cores, runtime_records
+        d = temp_dir(self)
+        line = "llamp-runtime rank 0 size 2 runtime_ns 50 init_end_ns 1000 finalize_start_ns 1050 " \
+               "core_init_ns 27 core_finalize_ns 26 core_run_max_ns {} core_run_probes {}\n"
+        with open(os.path.join(d, "runtime-0.txt"), "w") as f:
+            f.write(line.format(-1, 0))  # no probe during the run was answered: nothing to judge
+        self.assertEqual(runtime_records.read_core_probes(d), {"init": 27, "finalize": 26})
+        with open(os.path.join(d, "runtime-0.txt"), "w") as f:
+            f.write(line.format(158, 12))  # fast at both edges, apart in between
+        probes = runtime_records.read_core_probes(d)
+        self.assertEqual(probes, {"init": 27, "finalize": 26, "during": 158})
+        c = config_mod.Campaign(out_dir=d, app=["a"], ranks=2, deltas_ns=[0.0], core_limit="off")
+        guard = cores.Guard(c, "run", [0, 1])
+        guard.limit = 73.0  # as `--core-limit auto` would have found on the VM
+        guard.in_run(probes)
+        self.assertTrue(guard.slow)
+        self.assertEqual(guard.fields()["core_during_ns"], 158)
+        self.assertIn("in the run 27 / 158 / 26", guard.reason())
+        env = guard.environment({})
+        self.assertEqual(env["LLAMP_CORE_PROBE_PERIOD_MS"], str(cores.DURING_PERIOD_MS))
+
 
 class TraceChoiceTest(unittest.TestCase):
     def campaign(self, runtimes_ms):
