@@ -26,16 +26,30 @@ NoiseTimeline::NoiseTimeline(const std::vector<NoiseRecording>& recordings, uint
     offset += static_cast<double>(r.duration_ns);
   }
   cycle_ = offset;
+  size_t most = 1;
+  for (const auto& b : begin_) most = std::max(most, b.size());
+  const size_t buckets = std::min<size_t>(2 * most + 1, size_t{1} << 24);
+  bucket_ns_ = cycle_ / static_cast<double>(buckets);
+  first_.resize(lanes);
+  for (size_t l = 0; l < lanes; ++l) {
+    first_[l].resize(buckets + 1);
+    size_t i = 0;
+    for (size_t k = 0; k <= buckets; ++k) {
+      const double start = static_cast<double>(k) * bucket_ns_;
+      while (i < end_[l].size() && end_[l][i] <= start) ++i;
+      first_[l][k] = static_cast<uint32_t>(i);
+    }
+  }
 }
 
 double NoiseTimeline::notice(uint32_t rank, double t, double phase) const {
   const uint32_t l = lane_of(rank);
-  const std::vector<double>& b = begin_[l];
+  const std::vector<double>& e = end_[l];
   const double u = std::fmod(t + phase, cycle_);
-  auto it = std::upper_bound(b.begin(), b.end(), u);
-  if (it == b.begin()) return t;
-  const double end = end_[l][static_cast<size_t>(it - b.begin()) - 1];
-  return u < end ? t + (end - u) : t;
+  const auto bucket = std::min(static_cast<size_t>(u / bucket_ns_), first_[l].size() - 1);
+  size_t i = first_[l][bucket];  // the only candidate is the first detour ending after u
+  while (i < e.size() && e[i] <= u) ++i;
+  return i < e.size() && begin_[l][i] <= u ? t + (e[i] - u) : t;
 }
 
 double NoiseTimeline::fraction(uint32_t lane) const {

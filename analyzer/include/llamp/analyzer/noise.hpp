@@ -45,6 +45,10 @@ class NoiseTimeline {
 
  private:
   std::vector<std::vector<double>> begin_, end_;  // per lane, sorted, inside [0, cycle)
+  // Per lane, for each bucket of bucket_ns_: the first detour ending after the bucket's start, so a
+  // lookup scans a detour or two instead of searching (the noisy pass looks up every remote wait).
+  std::vector<std::vector<uint32_t>> first_;
+  double bucket_ns_ = 1;
   double cycle_ = 0;
 };
 
