@@ -25,6 +25,12 @@ def figure(campaign, result, path):
         grid_rows = result["predicted_curve"]
         top.plot([r["delta_ns"] / 1e3 for r in grid_rows], [r["predicted_ns"] / 1e9 for r in grid_rows], "-",
                  color="tab:blue", label="LLAMP prediction", zorder=2)
+        noisy = [r for r in result["per_delta"] if "predicted_noise_ns" in r]
+        noise = result.get("with_noise") or {}
+        if noisy and "rrmse" in noise:
+            top.plot([r["delta_ns"] / 1e3 for r in noisy], [r["predicted_noise_ns"] / 1e9 for r in noisy], "x--",
+                     color="tab:cyan", linewidth=1,
+                     label=f"with the machine's noise (RRMSE {100 * noise['rrmse']:.2f} %)", zorder=2)
         title += f"   RRMSE = {100 * result['rrmse']:.2f} %"
         if "rrmse_noise_floor" in result:
             title += f" (noise floor {100 * result['rrmse_noise_floor']:.2f} %)"
