@@ -82,30 +82,38 @@ TEST(RuntimeTimer, CoreProbeInsideTheRunGoesToTheFirstRanksRecord) {
   fs::remove_all(dir);
 }
 
-// With LLAMP_CORE_PROBE_PERIOD_MS the ranks' threads also probe during the run (every 20 ms of a
-// 200 ms run here): rank 0's record says how many probes were answered and the largest.
+// With LLAMP_CORE_PROBE_PERIOD_MS the ranks' threads also probe during the run (every 10 ms of a
+// 500 ms run here): rank 0's record says how many probes were answered and the largest.
 TEST(RuntimeTimer, CoreProbesDuringTheRunGoToTheFirstRanksRecord) {
   const std::string id = std::to_string(::getpid());
   const fs::path dir = fs::temp_directory_path() / ("llamp-timer-during-" + id);
   const std::string shm = "/llamp-timer-during-" + id;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const std::string cmd = "LD_PRELOAD=" + std::string(LLAMP_TEST_TIMER_LIB) + " LLAMP_RUNTIME_DIR=" + dir.string() +
-                          " LLAMP_CORE_PROBE_SHM=" + shm + " LLAMP_CORE_PROBE_PERIOD_MS=20 " + LLAMP_TEST_MPIEXEC +
-                          " -n 2 " + LLAMP_TEST_APP + " --compute-ms 200 --iterations 10 > /dev/null";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  fs::remove(fs::path("/dev/shm") / shm.substr(1));
-  std::ifstream in(dir / "runtime-0.txt");
-  std::vector<std::string> w;
-  for (std::string x; in >> x;) w.push_back(x);
-  ASSERT_EQ(w.size(), 19u);
-  EXPECT_EQ(w[15], "core_run_max_ns");
-  EXPECT_EQ(w[17], "core_run_probes");
-  const int probes = std::stoi(w[18]);
+  // A probe needs both ranks' threads on their cores at once; while other tests load the machine a
+  // whole run can pass without one (then core_run_max_ns is -1), so up to three runs.
+  int probes = 0;
+  for (int attempt = 1; attempt <= 3 && probes == 0; ++attempt) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const std::string cmd = "LD_PRELOAD=" + std::string(LLAMP_TEST_TIMER_LIB) + " LLAMP_RUNTIME_DIR=" + dir.string() +
+                            " LLAMP_CORE_PROBE_SHM=" + shm + " LLAMP_CORE_PROBE_PERIOD_MS=10 " + LLAMP_TEST_MPIEXEC +
+                            " -n 2 " + LLAMP_TEST_APP + " --compute-ms 500 --iterations 10 > /dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    fs::remove(fs::path("/dev/shm") / shm.substr(1));
+    std::ifstream in(dir / "runtime-0.txt");
+    std::vector<std::string> w;
+    for (std::string x; in >> x;) w.push_back(x);
+    ASSERT_EQ(w.size(), 19u);
+    EXPECT_EQ(w[15], "core_run_max_ns");
+    EXPECT_EQ(w[17], "core_run_probes");
+    probes = std::stoi(w[18]);
+    EXPECT_LE(probes, 60);  // one per 10 ms of a run of about 500 ms
+    if (probes > 0)
+      EXPECT_GT(std::stoll(w[16]), 0);
+    else
+      EXPECT_EQ(w[16], "-1");
+    EXPECT_GT(parse(dir / "runtime-0.txt").runtime_ns, 0);
+  }
   EXPECT_GE(probes, 1);
-  EXPECT_LE(probes, 11);  // one per 20 ms of a run of about 200 ms
-  EXPECT_GT(std::stoll(w[16]), 0);
-  EXPECT_GT(parse(dir / "runtime-0.txt").runtime_ns, 0);
   fs::remove_all(dir);
 }
 

@@ -31,7 +31,7 @@
  * every P ms on a grid all ranks of the node share (CLOCK_MONOTONIC multiples of P), local rank
  * 0's thread pings each other rank's thread with a short probe (6 blocks of 20 round trips, about
  * 7 us on cores that share a cache, 40 us on cores that do not; a peer that does not answer
- * within a millisecond is skipped, not counted). The vCPUs can move mid-job, between fast probes
+ * within 2 ms is skipped, not counted). The vCPUs can move mid-job, between fast probes
  * at both edges (docs/campaign.md, "Core hand-off"). Rank 0's line then also has
  *
  *     core_run_max_ns <m> core_run_probes <n>     (the largest median over the n answered probes)
@@ -82,6 +82,10 @@ static void *next_symbol(const char *name) {
 enum { PROBE_MAX_RANKS = 64, PROBE_BLOCKS = 30, PROBE_ROUND_TRIPS = 500 };
 enum { PROBE_INIT = 0, PROBE_FINALIZE = 1, PROBE_DURING = 2 };
 enum { WATCH_BLOCKS = 5, WATCH_ROUND_TRIPS = 20 };
+/* How long a party waits for the other: both wake at the same grid time and answer within
+ * microseconds on an otherwise idle machine; on a loaded one a woken thread can wait a
+ * scheduler slice for its core. */
+#define WATCH_TIMEOUT_NS 2000000LL
 
 /* One hand-off line per local rank and phase. */
 struct probe_page {
@@ -151,7 +155,7 @@ static void watch_probe(void) {
     double blocks[WATCH_BLOCKS];
     for (int j = 1; j < probe_local_size; ++j) {
       llamp_hand_off_line *line = &probe_page->line[PROBE_DURING][j];
-      const double v = llamp_hand_off_ping(line, WATCH_BLOCKS, WATCH_ROUND_TRIPS, 1000000, blocks);
+      const double v = llamp_hand_off_ping(line, WATCH_BLOCKS, WATCH_ROUND_TRIPS, WATCH_TIMEOUT_NS, blocks);
       __atomic_store_n(&line->counter, 0, __ATOMIC_RELEASE);
       if (v >= 0) {
         ++watch_probes;
@@ -161,7 +165,7 @@ static void watch_probe(void) {
   } else {
     /* rank 0 reaches this pair after the others: a later pair waits longer */
     llamp_hand_off_pong(&probe_page->line[PROBE_DURING][probe_local_rank], WATCH_BLOCKS, WATCH_ROUND_TRIPS,
-                        1000000 + 100000LL * probe_local_rank);
+                        WATCH_TIMEOUT_NS + 100000LL * probe_local_rank);
   }
 }
 
