@@ -125,11 +125,11 @@ std::vector<double> noise_points(const std::string& list, double x_min, double x
 std::string noise_text(const nlohmann::json& noise) {
   std::string text = fmt::format("\nWith the recorded machine noise ({} samples; docs/analyzer.md, 'Machine noise'):\n",
                                  noise["samples"].get<unsigned>());
-  text += fmt::format("  {:>12}  {:>14}  {:>14}  {:>10}\n", "L", "T model", "T with noise", "noise");
+  text += fmt::format("  {:>12}  {:>14}  {:>14}  {:>10}\n", "L", "T model", "T with noise", "noise");  // medians
   for (const auto& p : noise["points"])
     text += fmt::format("  {:>12}  {:>14}  {:>14}  {:>9.3f}%\n", units::format_time_ns(p["L_ns"].get<double>()),
                         units::format_time_ns(p["T_model_ns"].get<double>()),
-                        units::format_time_ns(p["T_noise_mean_ns"].get<double>()),
+                        units::format_time_ns(p["T_noise_median_ns"].get<double>()),
                         100 * p["noise_ns"].get<double>() / p["T_model_ns"].get<double>());
   return text;
 }

@@ -95,6 +95,10 @@ std::vector<NoisePoint> predict_with_noise(Engine& e, const NoiseTimeline& timel
     p.T_mean = sum / options.samples;
     for (double t : T) squares += (t - p.T_mean) * (t - p.T_mean);
     p.T_std = options.samples > 1 ? std::sqrt(squares / (options.samples - 1)) : 0.0;
+    std::vector<double> sorted = T;
+    std::sort(sorted.begin(), sorted.end());
+    const size_t n = sorted.size();
+    p.T_median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     points.push_back(p);
   }
   return points;
@@ -109,10 +113,12 @@ nlohmann::json noise_json(const std::vector<NoisePoint>& points, const NoiseTime
     list.push_back({{"L_ns", p.x},
                     {"T_model_ns", p.T_model},
                     {"T_noise_mean_ns", p.T_mean},
+                    {"T_noise_median_ns", p.T_median},
                     {"T_noise_std_ns", p.T_std},
                     {"T_noise_min_ns", p.T_min},
                     {"T_noise_max_ns", p.T_max},
-                    {"noise_ns", p.T_mean - p.T_model}});
+                    {"noise_ns", p.T_median - p.T_model},
+                    {"noise_mean_ns", p.T_mean - p.T_model}});
   return {{"samples", options.samples},
           {"seed", options.seed},
           {"cycle_ns", timeline.cycle_ns()},

@@ -30,7 +30,8 @@ def _with_lags_at_cap(campaign, measured_rows, L0):
 
 def _with_noise(campaign, pred, rows):
     """The prediction with the machine's recorded noise (analysis-noise.json, noise.py): at each ΔL the
-    main prediction plus the mean delay the recorded detours add there. None without that analysis."""
+    main prediction plus the delay the recorded detours add there (the median over the analyzer's
+    samples). None without that analysis."""
     path = campaign.path("analysis-noise.json")
     if pred is None or not os.path.exists(path):
         return None
@@ -40,7 +41,7 @@ def _with_noise(campaign, pred, rows):
         return None
     added = {}
     for p in noise["points"]:
-        added[round(p["L_ns"] - pred.L0_ns, 1)] = p["T_noise_mean_ns"] - p["T_model_ns"]
+        added[round(p["L_ns"] - pred.L0_ns, 1)] = p.get("T_noise_median_ns", p["T_noise_mean_ns"]) - p["T_model_ns"]
     for row in rows:
         delay = added.get(round(row["delta_ns"], 1))
         if delay is None:

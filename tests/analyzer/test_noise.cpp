@@ -181,6 +181,8 @@ TEST(NoisePrediction, SamplesAreReproducibleAndBracketTheMean) {
     EXPECT_DOUBLE_EQ(serial[i].T_model, e.at_L(serial[i].x).T);
     EXPECT_GT(serial[i].T_mean, serial[i].T_model);  // two waits, each covered 30 % of the time
     EXPECT_LE(serial[i].T_min, serial[i].T_mean);
+    EXPECT_LE(serial[i].T_min, serial[i].T_median);
+    EXPECT_GE(serial[i].T_max, serial[i].T_median);
     EXPECT_GE(serial[i].T_max, serial[i].T_mean);
     EXPECT_LE(serial[i].T_max, serial[i].T_model + 2 * 3000);
   }
@@ -213,8 +215,12 @@ rank 1 { r1: recv 8b from 0  s1: send 8b to 0  s1 requires r1 }
   ASSERT_EQ(points.size(), 2u);
   EXPECT_DOUBLE_EQ(points[0]["L_ns"].get<double>(), 1000);
   EXPECT_DOUBLE_EQ(points[0]["T_model_ns"].get<double>(), 2400);
-  // Rank 1's wait ends inside its 50 µs detour half the time, on average 25 µs before its end.
-  EXPECT_NEAR(points[0]["noise_ns"].get<double>(), 12500, 2500);
+  // Rank 1's wait ends inside its 50 µs detour half the time, on average 25 µs before its end; the
+  // prediction is the median sample, between no delay and the mean.
+  EXPECT_NEAR(points[0]["noise_mean_ns"].get<double>(), 12500, 2500);
+  EXPECT_GE(points[0]["noise_ns"].get<double>(), 0);
+  EXPECT_LE(points[0]["noise_ns"].get<double>(), points[0]["noise_mean_ns"].get<double>());
+  EXPECT_DOUBLE_EQ(points[0]["T_noise_median_ns"].get<double>() - 2400, points[0]["noise_ns"].get<double>());
   EXPECT_NEAR(j["noise"]["lanes"][1]["fraction"].get<double>(), 0.5, 1e-12);
   EXPECT_EQ(j["noise"]["files"][0].get<std::string>(), rec);
 }

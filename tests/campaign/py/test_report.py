@@ -105,9 +105,10 @@ class ReportTest(unittest.TestCase):
     def test_prediction_with_the_machine_noise(self):
         c = hand_made_campaign(self)
         self.assertIsNone(report.build(c)["with_noise"])  # no analysis-noise.json
-        # The analyzer's noisy samples (T_model is its own T at L0 + ΔL, which may differ from the
-        # main curve in a ramp; only their difference is added to the main prediction): +4, +6, +8 ms.
-        points = [{"L_ns": 2000.0 + d, "T_model_ns": 5e8, "T_noise_mean_ns": 5e8 + added}
+        # The median of the analyzer's noisy samples (T_model is its own T at L0 + ΔL, which may differ
+        # from the main curve in a ramp; only their difference is added to the main prediction):
+        # +4, +6, +8 ms. The mean is not used.
+        points = [{"L_ns": 2000.0 + d, "T_model_ns": 5e8, "T_noise_median_ns": 5e8 + added, "T_noise_mean_ns": 6e8}
                   for d, added in ((0.0, 4e6), (10000.0, 6e6), (20000.0, 8e6))]
         with open(c.path("analysis-noise.json"), "w") as f:
             json.dump({"noise": {"files": [c.path("noise-1.json"), c.path("noise-2.json")], "samples": 32,
