@@ -3,10 +3,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
+#include "json_document.hpp"
 #include "llamp/error.hpp"
 #include "llamp/units.hpp"
 
@@ -28,18 +27,7 @@ double number(const nlohmann::json& j, const std::string& key, const std::string
 }  // namespace
 
 LogGPParams parse_loggp_params(std::string_view text, const std::string& name) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(fmt::format("{}: offset {}: not valid JSON: {}", name, e.byte, e.what()));
-  }
-  if (!j.is_object()) throw Error(fmt::format("{}: expected a JSON object", name));
-  if (!j.contains("format") || j["format"] != kFormat)
-    throw Error(fmt::format("{}: \"format\" must be \"{}\" (is this a LogGP parameter file?)", name, kFormat));
-  if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int64_t>() != kVersion)
-    throw Error(fmt::format("{}: unsupported \"version\" {} (this llamp reads version {})", name,
-                            j.contains("version") ? j["version"].dump() : "(missing)", kVersion));
+  const nlohmann::json j = detail::parse_document(text, name, kFormat, kVersion, "a LogGP parameter file");
   static const char* known[] = {"format",  "version",   "L_ns",      "o_ns",          "g_ns",      "G_ns_per_byte",
                                 "S_bytes", "o_send_ns", "o_recv_ns", "O_ns_per_byte", "o_coll_ns", "measurement"};
   for (auto& [key, value] : j.items()) {
@@ -70,11 +58,7 @@ LogGPParams parse_loggp_params(std::string_view text, const std::string& name) {
 }
 
 LogGPParams read_loggp_params(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("{}: cannot open LogGP parameter file", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_loggp_params(ss.str(), path);
+  return parse_loggp_params(detail::read_document(path, "LogGP parameter file"), path);
 }
 
 nlohmann::json to_json(const LogGPParams& p) {

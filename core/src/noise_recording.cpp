@@ -2,9 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
-
+#include "json_document.hpp"
 #include "llamp/error.hpp"
 
 namespace llamp {
@@ -64,18 +62,7 @@ RankNoise parse_rank(const nlohmann::json& j, const NoiseRecording& rec, size_t 
 }  // namespace
 
 NoiseRecording parse_noise_recording(std::string_view text, const std::string& name) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(fmt::format("{}: offset {}: not valid JSON: {}", name, e.byte, e.what()));
-  }
-  if (!j.is_object()) throw Error(fmt::format("{}: expected a JSON object", name));
-  if (!j.contains("format") || j["format"] != kFormat)
-    throw Error(fmt::format("{}: \"format\" must be \"{}\" (is this an llamp-noise recording?)", name, kFormat));
-  if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int64_t>() != kVersion)
-    throw Error(fmt::format("{}: unsupported \"version\" {} (this llamp reads version {})", name,
-                            j.contains("version") ? j["version"].dump() : "(missing)", kVersion));
+  const nlohmann::json j = detail::parse_document(text, name, kFormat, kVersion, "an llamp-noise recording");
   for (auto& [key, value] : j.items())
     if (key != "format" && key != "version" && key != "duration_ns" && key != "threshold_ns" && key != "method" &&
         key != "ranks")
@@ -95,11 +82,7 @@ NoiseRecording parse_noise_recording(std::string_view text, const std::string& n
 }
 
 NoiseRecording read_noise_recording(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("{}: cannot open noise recording", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_noise_recording(ss.str(), path);
+  return parse_noise_recording(detail::read_document(path, "noise recording"), path);
 }
 
 nlohmann::json to_json(const NoiseRecording& r) {

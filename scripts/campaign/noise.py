@@ -14,7 +14,7 @@ import json
 import os
 
 from . import environment
-from .prepare import StepError, _log_path, _run_analyze, _run_step
+from .prepare import StepError, _log_path, _run_analyze, _run_step, spread_over_slots
 
 
 def noise_path(campaign, k):
@@ -57,11 +57,7 @@ def record_all(campaign, log=print):
 def interleaved_slots(campaign):
     """Local mode: before which schedule slot each recording after the first happens, {slot: [k]},
     evenly over the measured runs like the traced runs (the host's noise drifts over minutes)."""
-    k_total, n = campaign.noise_runs, len(campaign.schedule)
-    slots = {}
-    for k in range(2, k_total + 1):
-        slots.setdefault(min(round((k - 1) * n / k_total), max(n - 1, 0)), []).append(k)
-    return slots
+    return spread_over_slots(campaign.noise_runs, len(campaign.schedule))
 
 
 def analyze(campaign, log=print):

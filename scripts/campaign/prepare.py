@@ -313,7 +313,11 @@ def interleaved_trace_slots(campaign):
     campaign (this VM's runs at ΔL = 0 went from 0.67 s in the first rounds to 0.78 s in the
     last) affects the traced runs as it affects the measured ones; all K traced runs before the
     first measured one made the kept trace systematically faster than the runs it predicts."""
-    k_total, n = campaign.trace_runs, len(campaign.schedule)
+    return spread_over_slots(campaign.trace_runs, len(campaign.schedule))
+
+
+def spread_over_slots(k_total, n):
+    """{slot: [k]}: launches 2..k_total before slots ⌊(k−1)·n/k_total⌉ of n, evenly over the runs."""
     slots = {}
     for k in range(2, k_total + 1):
         slots.setdefault(min(round((k - 1) * n / k_total), max(n - 1, 0)), []).append(k)

@@ -13,20 +13,14 @@
 #include <string>
 #include <thread>
 
+#include "command_helpers.hpp"
 #include "llamp/loggp_params.hpp"
 
 namespace fs = std::filesystem;
+using llamp::test::run;
+using llamp::test::temp_file;
 
 namespace {
-
-std::string temp_file(const std::string& name) {
-  return (fs::temp_directory_path() / (name + "-" + std::to_string(::getpid()) + ".json")).string();
-}
-
-int run(const std::string& command) {
-  const int status = std::system(command.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 // Small settings keep the test short; the method is the same as the default run.
 const char* kQuick = " --rounds 1 --reps 20 --max-size 256KiB -q";

@@ -1,28 +1,17 @@
 // llamp-noise on the real MPICH stack at -n 2: a recording core's reader accepts, one lane per
 // rank, with the rank's CPU and host, detours inside the recording; and clear errors.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdlib>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 
+#include "command_helpers.hpp"
 #include "llamp/noise_recording.hpp"
 
 namespace fs = std::filesystem;
-
-namespace {
-
-std::string temp_file(const std::string& name) {
-  return (fs::temp_directory_path() / (name + "-" + std::to_string(::getpid()) + ".json")).string();
-}
-
-int run(const std::string& command) {
-  const int status = std::system(command.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-}  // namespace
+using llamp::test::run;
+using llamp::test::temp_file;
 
 TEST(NoiseRun, TwoRanksWriteARecordingTheAnalyzerReads) {
   const std::string out = temp_file("llamp-noise");
