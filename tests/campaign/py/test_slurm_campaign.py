@@ -85,6 +85,10 @@ class SlurmCampaignTest(unittest.TestCase):
             # The prepare job traced three times (default --trace-runs) and kept the median run.
             self.assertEqual(len(report["traced_runtimes_ns"]), 3)
             self.assertEqual(report["traced_runtime_ns"], sorted(report["traced_runtimes_ns"])[1])
+            # ... and recorded the machine's noise three times (default --noise-runs) for the
+            # prediction with noise.
+            self.assertEqual(report["with_noise"]["files"], ["noise-1.json", "noise-2.json", "noise-3.json"])
+            self.assertGreater(report["per_delta"][0]["predicted_noise_ns"], 0)
 
         # Lose slot 1's successful run, then resume: only slot 1 is submitted again.
         lost = [r for r in rows if r["slot"] == "1" and r["status"] == "ok"][0]
