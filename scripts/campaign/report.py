@@ -41,7 +41,7 @@ def _with_noise(campaign, pred, rows):
         return None
     added = {}
     for p in noise["points"]:
-        added[round(p["L_ns"] - pred.L0_ns, 1)] = p.get("T_noise_median_ns", p["T_noise_mean_ns"]) - p["T_model_ns"]
+        added[round(p["L_ns"] - pred.L0_ns, 1)] = p["T_noise_median_ns"] - p["T_model_ns"]
     for row in rows:
         delay = added.get(round(row["delta_ns"], 1))
         if delay is None:
