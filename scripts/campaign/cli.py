@@ -3,7 +3,7 @@ import argparse
 import os
 import sys
 
-from . import config, cores, environment, noise, prediction, prepare, report, runs, schedule, slurm, units
+from . import config, cores, environment, noise, prediction, prepare, report, rounds, runs, schedule, slurm, units
 from .runtime_records import RecordError
 
 USAGE = """llamp-campaign [options] -- APP [APP ARGS...]     run a campaign
@@ -40,6 +40,12 @@ def run_parser():
     p.add_argument("--delta-l", default=DEFAULT_DELTAS,
                    help=f"ΔL values, comma-separated, µs unless a unit is given (default {DEFAULT_DELTAS})")
     p.add_argument("--reps", type=int, default=5, help="runs per ΔL (default 5)")
+    p.add_argument("--floor-target", type=float, default=0.0, metavar="PCT",
+                   help="local mode: after the --reps rounds, add shuffled rounds of every ΔL while the noise "
+                        "floor (the RRMSE an exact prediction would still show from the run-to-run spread) is "
+                        "above PCT %%, up to --max-reps rounds (default 0: off)")
+    p.add_argument("--max-reps", type=int, default=0,
+                   help="most rounds with --floor-target (default: twice --reps)")
     p.add_argument("-o", "--out", help="output folder (default ./campaign-<app>-<ranks>r)")
     p.add_argument("--mode", choices=["local", "slurm"], default="local")
     p.add_argument("--injector-prefix", default=os.environ.get("LLAMP_PATCHED_MPICH_PREFIX", ""),
@@ -122,6 +128,13 @@ def new_campaign(argv):
                          "least 1")
     if args.noise_runs < 0:
         raise SystemExit("llamp-campaign: --noise-runs must not be negative")
+    if args.floor_target < 0 or args.max_reps < 0:
+        raise SystemExit("llamp-campaign: --floor-target and --max-reps must not be negative")
+    if args.floor_target > 0 and args.mode == "slurm":
+        raise SystemExit("llamp-campaign: --floor-target adds rounds as the runs come in, which needs local mode; "
+                         "on Slurm raise --reps instead")
+    if args.max_reps and args.max_reps < args.reps:
+        raise SystemExit(f"llamp-campaign: --max-reps {args.max_reps} is below --reps {args.reps}")
     try:
         units.parse_time_ns(args.noise_duration, "--noise-duration")
     except units.UnitError as e:
@@ -179,7 +192,8 @@ def new_campaign(argv):
         param_runs=args.param_runs,
         no_prediction=args.no_prediction, core_limit=args.core_limit, core_retries=args.core_retries,
         core_wait_s=args.core_wait, noise_runs=args.noise_runs, noise_duration=args.noise_duration,
-        noise_samples=args.noise_samples,
+        noise_samples=args.noise_samples, floor_target_pct=args.floor_target,
+        max_reps=(args.max_reps or 2 * args.reps) if args.floor_target > 0 else args.reps,
         schedule=schedule.make_schedule(deltas, args.reps, args.seed))
     c.save()
     return c, args
@@ -220,6 +234,7 @@ def run_local(c):
             for k in noise_before.get(s.slot, []):
                 noise.record_once(c, k, _log)
             runs.run_slot(c, s, _log)
+        rounds.run_until_floor(c, _log)
         if interleave:
             prepare.settle_traces(c, _log)
         if not c.no_prediction:

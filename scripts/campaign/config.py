@@ -51,6 +51,8 @@ class Campaign:
     noise_runs: int = 3               # llamp-noise recordings (noise.py); 0: none
     noise_duration: str = "2s"        # how long each recording spins
     noise_samples: int = 32           # phases `llamp analyze --noise` averages
+    floor_target_pct: float = 0.0     # rounds.py: more rounds while the noise floor is above it; 0: off
+    max_reps: int = 0                 # ... up to this many rounds in all
     schedule: list = field(default_factory=list)
 
     def path(self, *parts):

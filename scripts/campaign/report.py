@@ -7,7 +7,7 @@ import os
 
 from . import prediction as prediction_mod
 from . import prepare
-from . import runs, stats, units
+from . import rounds, runs, stats, units
 
 
 def _prediction(campaign, name="analysis.json"):
@@ -150,6 +150,7 @@ def build(campaign):
     with_noise = _with_noise(campaign, pred, rows)
     result = {
         "app": campaign.app, "ranks": campaign.ranks, "reps": campaign.reps,
+        "rounds": rounds.rounds_in(campaign.schedule), "floor_target_pct": campaign.floor_target_pct or None,
         "deltas_ns": campaign.deltas_ns, "mpi_env": campaign.mpi_env, "launcher": list(campaign.mpiexec),
         "injector_prefix": campaign.injector_prefix or None,
         "L0_ns": L0, "per_delta": rows,
@@ -336,6 +337,13 @@ def _noise_paragraph(result):
             f"takes away from ranks that wait.", ""]
 
 
+def _rounds_sentence(result):
+    if not result.get("floor_target_pct"):
+        return ""
+    return (f" Rounds: {result['rounds']} ({result['reps']} planned; --floor-target "
+            f"{result['floor_target_pct']:g} % adds a round of every ΔL while the floor is above it).")
+
+
 def markdown(campaign, result):
     lines = [f"# llamp validation campaign: `{' '.join(campaign.app)}` on {campaign.ranks} ranks", ""]
     if "rrmse" in result:
@@ -346,7 +354,7 @@ def markdown(campaign, result):
         lines += _noise_paragraph(result)
         lines += [f"Noise floor: an exact prediction would still show RRMSE "
                   f"{100 * result['rrmse_noise_floor']:.2f} % from the run-to-run spread of the measured means "
-                  f"(√(mean of std²/n) / mean); more runs per ΔL lower it.", ""]
+                  f"(√(mean of std²/n) / mean); more runs per ΔL lower it.{_rounds_sentence(result)}", ""]
         if "response" in result:
             r = result["response"]
             lines += [f"Response to latency (least-squares slope of runtime over ΔL, s per s): measured "

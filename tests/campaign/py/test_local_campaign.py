@@ -29,15 +29,18 @@ class LocalCampaignTest(unittest.TestCase):
         out = os.path.join(temp_dir(self), "c")
         prefix = injector_prefix()
         deltas = "0,20" if prefix else "0"
+        # --floor-target far below any real floor: one round is added after the 2 planned (--max-reps 3).
         campaign("--build-dir", BUILD_DIR, "-n", "2", "--delta-l", deltas, "--reps", "2",
+                 "--floor-target", "0.0001", "--max-reps", "3",
                  "--injector-prefix", prefix, "--loggp-arg=--rounds", "--loggp-arg=1",
                  "--loggp-arg=--reps", "--loggp-arg=10", "-o", out,
                  "--", TEST_APP, "--compute-ms", "40", "--iterations", "20")
         with open(os.path.join(out, "report.json")) as f:
             report = json.load(f)
         self.assertEqual(len(report["per_delta"]), len(deltas.split(",")))
+        self.assertEqual((report["reps"], report["rounds"], report["floor_target_pct"]), (2, 3, 0.0001))
         for row in report["per_delta"]:
-            self.assertEqual(row["runs_ok"], 2)
+            self.assertEqual(row["runs_ok"], 3)
             self.assertGreater(row["predicted_ns"], 0)
             # Plumbing checks, not speed checks (a unit mix-up between ns, µs and s is off by 1000):
             # both contain the app's 40 ms of computation, and the prediction, made of intervals
@@ -91,6 +94,7 @@ class LocalCampaignTest(unittest.TestCase):
         with open(os.path.join(out, "report.md")) as f:
             markdown = f.read()
         self.assertIn("Busy waits on this machine overran by", markdown)
+        self.assertIn("Rounds: 3 (2 planned; --floor-target 0.0001 %", markdown)
         # llamp-coreprobe ran before and after every launch (the default --core-limit auto), and
         # every run in the means was probed fast inside the job, where the probes that judge a run
         # are (cores.Guard.values: the vCPUs may move while the machine idles between jobs).

@@ -1,0 +1,60 @@
+"""Adaptive repetitions: more shuffled rounds while the measured means are too noisy to judge a
+prediction by (--floor-target, local mode).
+
+The noise floor (stats.noise_floor) is the RRMSE an exact prediction would still show from the
+run-to-run spread of the measured means; it falls with sqrt(runs per ΔL). A campaign whose floor
+is above the target after its planned --reps rounds runs one more round of every ΔL (the next
+round of the same seeded shuffle, so the schedule is what --reps N+1 would have been) and looks
+again, up to --max-reps rounds. Every round, and why it ran, is in the log and the report.
+"""
+from . import runs, schedule, stats
+
+
+def rounds_in(slots):
+    return 1 + max(s.round for s in slots) if slots else 0
+
+
+def current_floor(campaign, records):
+    """The noise floor of the ok runs so far, or None when no ΔL has two of them."""
+    rows = [r for r in stats.per_delta(records, campaign.deltas_ns) if "mean_ns" in r]
+    if not rows or not any(r["runs_ok"] >= 2 for r in rows):
+        return None
+    return stats.noise_floor(rows)
+
+
+def wants_another_round(campaign, records):
+    """(True, floor) while the target is set, unmet, and fewer than max_reps rounds are scheduled.
+    Unmet includes: no ΔL with two ok runs yet (the floor is unknown)."""
+    if campaign.floor_target_pct <= 0:
+        return False, None
+    floor = current_floor(campaign, records)
+    if rounds_in(campaign.schedule) >= campaign.max_reps:
+        return False, floor
+    return (floor is None or 100 * floor > campaign.floor_target_pct), floor
+
+
+def add_round(campaign):
+    """Appends the next shuffled round to the schedule, saves the campaign, returns the new slots."""
+    n = rounds_in(campaign.schedule)
+    extended = schedule.make_schedule(campaign.deltas_ns, n + 1, campaign.seed)
+    new = extended[len(campaign.schedule):]
+    campaign.schedule = campaign.schedule + new
+    campaign.save()
+    return new
+
+
+def run_until_floor(campaign, log):
+    """Local mode: rounds after the planned ones until the floor meets the target (or max_reps)."""
+    while True:
+        more, floor = wants_another_round(campaign, runs.load_records(campaign))
+        if not more:
+            if campaign.floor_target_pct > 0 and floor is not None and 100 * floor > campaign.floor_target_pct:
+                log(f"noise floor {100 * floor:.2f} % still above the target {campaign.floor_target_pct:g} % "
+                    f"after {rounds_in(campaign.schedule)} rounds (--max-reps)")
+            return
+        new = add_round(campaign)
+        shown = "unknown" if floor is None else f"{100 * floor:.2f} %"
+        log(f"noise floor {shown} > target {campaign.floor_target_pct:g} %: round {new[0].round + 1} "
+            f"of at most {campaign.max_reps}")
+        for s in new:
+            runs.run_slot(campaign, s, log)
