@@ -301,6 +301,9 @@ def _main(argv):
         report.write(c, _log)
     elif command == "resume":
         if args.mode == "slurm":
+            if c.floor_target_pct > 0:
+                raise SystemExit("llamp-campaign: this campaign adds rounds by --floor-target, which needs local "
+                                 "mode; resume it without --mode slurm")
             slurm.submit(c, args.sbatch_arg, args.slurm_parallel, _log)
         else:
             return run_local(c)
