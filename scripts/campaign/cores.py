@@ -26,6 +26,16 @@ What the campaign does (`--core-limit`, default auto):
 The probes take ~30 ms each and run while no rank does. The limit `auto` is 3 x the fastest of 20
 probes taken when the campaign first needs it on a host (cores-<host>.json); a machine whose cores
 never change state never exceeds it.
+
+There is a third state (stop 14): the two vCPUs on one physical core (SMT siblings), where a cache
+line moves in ~12 ns, not ~26, and the two ranks share the core's execution units: in 4 campaigns,
+runs with an in-run probe in that state ran a median 1.7 % (p90 12 %) above their ΔL's median, and
+the slowest runs of cg (754 against 440-490 ms at ΔL = 0) had one. With `auto` a launch whose probes
+fall below a floor of 0.6 x the fastest calibration probe is slow-cores too (the status names a
+launch outside the calibrated placement, whichever way); the in-run probes judge it by the smallest
+probe during the run (core_run_min_ns). A host that put the vCPUs on one core during all 20
+calibration probes leaves the floor below every probe (then only the limit acts). An explicit
+--core-limit TIME sets no floor.
 """
 import csv
 import json
@@ -38,6 +48,7 @@ from . import units
 SLOW_CORES = "slow-cores"
 AUTO_FACTOR = 3.0
 AUTO_PROBES = 20
+FLOOR_FACTOR = 0.6
 
 
 class ProbeError(Exception):
@@ -66,12 +77,19 @@ def _host_file(campaign):
 
 def limit_ns(campaign, cpus, log=print):
     """The hand-off time above which a launch counts as slow-cores on this host."""
+    return limits_ns(campaign, cpus, log)[0]
+
+
+def limits_ns(campaign, cpus, log=print):
+    """(limit, floor): a launch whose probes are above the limit (cores apart) or below the floor (on
+    one physical core) counts as slow-cores on this host; floor None: no lower bound."""
     if campaign.core_limit != "auto":
-        return units.parse_time_ns(campaign.core_limit, "--core-limit", default_unit="ns")
+        return units.parse_time_ns(campaign.core_limit, "--core-limit", default_unit="ns"), None
     path = _host_file(campaign)
     if os.path.exists(path):
         with open(path) as f:
-            return json.load(f)["limit_ns"]
+            record = json.load(f)
+        return record["limit_ns"], record.get("floor_ns", FLOOR_FACTOR * record["fastest_ns"])
     probes = []
     for _ in range(AUTO_PROBES):
         value = probe_ns(campaign, cpus)
@@ -81,17 +99,19 @@ def limit_ns(campaign, cpus, log=print):
         time.sleep(0.05)
     fastest = min(probes)
     record = {"host": os.uname().nodename, "cpus": cpus, "probes_ns": probes, "fastest_ns": fastest,
-              "limit_ns": AUTO_FACTOR * fastest,
-              "rule": f"{AUTO_FACTOR:g} x the fastest of {AUTO_PROBES} llamp-coreprobe runs, 0.05 s apart"}
+              "limit_ns": AUTO_FACTOR * fastest, "floor_ns": FLOOR_FACTOR * fastest,
+              "rule": f"{AUTO_FACTOR:g} x (limit) and {FLOOR_FACTOR:g} x (floor) the fastest of {AUTO_PROBES} "
+                      f"llamp-coreprobe runs, 0.05 s apart"}
     with open(path + ".tmp", "w") as f:
         json.dump(record, f, indent=2)
     os.replace(path + ".tmp", path)
     log(f"cores: hand-off {fastest:.0f} ns at best on {record['host']} ({len(probes)} probes, median "
-        f"{sorted(probes)[len(probes) // 2]:.0f} ns); launches above {record['limit_ns']:.0f} ns count as slow-cores")
-    return record["limit_ns"]
+        f"{sorted(probes)[len(probes) // 2]:.0f} ns); launches above {record['limit_ns']:.0f} ns or below "
+        f"{record['floor_ns']:.0f} ns count as slow-cores")
+    return record["limit_ns"], record["floor_ns"]
 
 
-def _append(campaign, launch, when, value, limit):
+def _append(campaign, launch, when, value, limit, floor=None):
     path = campaign.path("cores.csv")
     new = not os.path.exists(path)
     with open(path, "a", newline="") as f:
@@ -100,7 +120,8 @@ def _append(campaign, launch, when, value, limit):
             w.writerow(["unix_time", "host", "launch", "when", "one_way_ns", "limit_ns", "slow"])
         w.writerow([f"{time.time():.3f}", os.uname().nodename, launch, when,
                     "" if value is None else f"{value:.1f}", "" if limit is None else f"{limit:.1f}",
-                    int(value is not None and limit is not None and (value > limit or value < 0))])
+                    int(value is not None and limit is not None
+                        and (value > limit or value < 0 or (floor is not None and value < floor)))])
 
 
 # Probes during a run (runtime_timer.c): the vCPUs also move mid-job, between fast probes at both
@@ -115,13 +136,14 @@ class Guard:
 
     def __init__(self, campaign, launch, cpus, log=print):
         self.campaign, self.launch, self.cpus, self.log = campaign, launch, cpus, log
-        self.limit = limit_ns(campaign, cpus, log) if enabled(campaign) else None
+        self.limit, self.floor = limits_ns(campaign, cpus, log) if enabled(campaign) else (None, None)
         self.before_ns = self.init_ns = self.finalize_ns = self.during_ns = self.after_ns = None
+        self.during_min_ns = None
         self.shm_name = f"/llamp-cores-{os.getpid()}-{launch}"
 
     def _probe(self, when):
         value = probe_ns(self.campaign, self.cpus)
-        _append(self.campaign, self.launch, when, value, self.limit)
+        _append(self.campaign, self.launch, when, value, self.limit, self.floor)
         return value
 
     def before(self):
@@ -129,10 +151,13 @@ class Guard:
             return
         start = time.monotonic()
         self.before_ns = self._probe("before")
-        while (self.before_ns is not None and self.before_ns > self.limit
+        while (self.before_ns is not None and self._out_of_place(self.before_ns)
                and time.monotonic() - start < self.campaign.core_wait_s):
             time.sleep(0.1)
             self.before_ns = self._probe("before")
+
+    def _out_of_place(self, value):
+        return value > self.limit or (self.floor is not None and 0 <= value < self.floor)
 
     def after(self):
         if self.limit is not None:
@@ -140,12 +165,12 @@ class Guard:
 
     def in_run(self, probes):
         """The timer library's probes inside the job (runtime_records.read_core_probes): just before
-        MPI_Init, just after MPI_Finalize, and the largest of those every DURING_PERIOD_MS during the
-        run. A peer that never answered (-1) counts as slow."""
-        for when in ("init", "finalize", "during"):
+        MPI_Init, just after MPI_Finalize, and the largest and the smallest of those every
+        DURING_PERIOD_MS during the run. A peer that never answered (-1) counts as slow."""
+        for when in ("init", "finalize", "during", "during_min"):
             if when in probes:
                 setattr(self, f"{when}_ns", float(probes[when]))
-                _append(self.campaign, self.launch, f"in-run {when}", float(probes[when]), self.limit)
+                _append(self.campaign, self.launch, f"in-run {when}", float(probes[when]), self.limit, self.floor)
 
     @property
     def values(self):
@@ -157,14 +182,31 @@ class Guard:
         return inside or [v for v in (self.before_ns, self.after_ns) if v is not None]
 
     @property
-    def slow(self):
+    def low_values(self):
+        """The probes that show the ranks on one physical core: as `values`, with the smallest probe
+        during the run in place of the largest."""
+        inside = [v for v in (self.init_ns, self.finalize_ns, self.during_min_ns) if v is not None]
+        return inside or [v for v in (self.before_ns, self.after_ns) if v is not None]
+
+    @property
+    def one_core(self):
+        return self.floor is not None and any(0 <= v < self.floor for v in self.low_values)
+
+    @property
+    def apart(self):
         # -1: the timer's peer never answered, which a run in a sane state does within microseconds
         return self.limit is not None and any(v > self.limit or v < 0 for v in self.values)
+
+    @property
+    def slow(self):
+        """Outside the calibrated placement: cores apart, or both ranks on one physical core."""
+        return self.apart or self.one_core
 
     def fields(self):
         """What a run record keeps of the probes."""
         return {"core_before_ns": self.before_ns, "core_init_ns": self.init_ns, "core_finalize_ns": self.finalize_ns,
-                "core_during_ns": self.during_ns, "core_after_ns": self.after_ns, "core_limit_ns": self.limit}
+                "core_during_ns": self.during_ns, "core_during_min_ns": self.during_min_ns,
+                "core_after_ns": self.after_ns, "core_limit_ns": self.limit, "core_floor_ns": self.floor}
 
     def environment(self, env):
         """Asks the timer library for the in-run probes (a shared-memory name unique to this launch),
@@ -184,6 +226,11 @@ class Guard:
     def reason(self):
         def show(v):
             return "–" if v is None else ("no answer" if v < 0 else f"{v:.0f}")
+        if self.one_core and not self.apart:
+            return (f"cache-line hand-off between the ranks' cores {min(v for v in self.low_values if v >= 0):.0f} ns "
+                    f"(before {show(self.before_ns)}, in the run {show(self.init_ns)} / smallest "
+                    f"{show(self.during_min_ns)} / {show(self.finalize_ns)}, after {show(self.after_ns)}; floor "
+                    f"{self.floor:.0f} ns): the host had placed them on one physical core")
         worst = -1 if any(v < 0 for v in self.values) else max(self.values)
         return (f"cache-line hand-off between the ranks' cores {show(worst)} ns (before "
                 f"{show(self.before_ns)}, in the run {show(self.init_ns)} / {show(self.during_ns)} / "

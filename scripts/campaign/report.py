@@ -116,15 +116,18 @@ def _core_probes(campaign, records):
         return None
     ok = [r for r in probed if r["status"] == runs.OK]
     values = sorted(v for r in ok for v in (r.get(k) for k in ("core_before_ns", "core_init_ns", "core_finalize_ns",
-                                                               "core_during_ns", "core_after_ns")) if v is not None)
+                                                               "core_during_ns", "core_during_min_ns",
+                                                               "core_after_ns")) if v is not None)
     prepared = {}
     if os.path.exists(campaign.path("prepare-cores.json")):
         with open(campaign.path("prepare-cores.json")) as f:
             prepared = json.load(f)
     return {"hosts": hosts, "limit_ns": sorted({r["core_limit_ns"] for r in probed}),
+            "floor_ns": sorted({r["core_floor_ns"] for r in probed if r.get("core_floor_ns") is not None}),
             "probed_attempts": len(probed),
             "slow_cores_attempts": sum(1 for r in probed if r["status"] == runs.SLOW_CORES),
             "accepted_probe_median_ns": values[len(values) // 2] if values else None,
+            "accepted_probe_min_ns": values[0] if values else None,
             "accepted_probe_max_ns": values[-1] if values else None,
             "prepare": prepared}
 
@@ -245,7 +248,7 @@ def write_csvs(campaign, result):
     records = runs.load_records(campaign)
     fields = ["slot", "round", "delta_ns", "attempt", "status", "exit_code", "runtime_ns", "wall_s",
               "started_unix", "host", "core_before_ns", "core_init_ns", "core_finalize_ns", "core_during_ns",
-              "core_after_ns",
+              "core_during_min_ns", "core_after_ns",
               "reason", "directory"]
     with open(campaign.path("runs.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
@@ -303,15 +306,18 @@ def _core_probe_paragraph(result, probes):
     limits = ", ".join(f"{x:.0f}" for x in probes["limit_ns"]) or "–"
     text = (f"Core hand-off (llamp-coreprobe before and after every launch, the runtime timer before MPI_Init, "
             f"every 100 ms during the run and after MPI_Finalize inside it; cores.csv): limit {limits} ns")
+    floors = ", ".join(f"{x:.0f}" for x in probes.get("floor_ns", []))
+    if floors:
+        text += f", floor {floors} ns"
     if probes["hosts"]:
-        text += " (" + "; ".join(f"{h['host']}: 3 x the fastest of {len(h['probes_ns'])} probes, {h['fastest_ns']:.0f} ns"
-                                 for h in probes["hosts"]) + ")"
+        text += " (" + "; ".join(f"{h['host']}: 3 x (limit) and 0.6 x (floor) the fastest of {len(h['probes_ns'])} "
+                                 f"probes, {h['fastest_ns']:.0f} ns" for h in probes["hosts"]) + ")"
     text += (f". {probes['slow_cores_attempts']} of {probes['probed_attempts']} measured attempts were slow-cores "
-             f"(the host had placed the ranks' cores apart; every message is slower then) and were launched again; "
-             f"never averaged in.")
+             f"(the host had placed the ranks' cores apart, where every message is slower, or on one physical core, "
+             f"where the ranks share its execution units) and were launched again; never averaged in.")
     if probes["accepted_probe_median_ns"] is not None:
-        text += (f" The accepted runs' probes: median {probes['accepted_probe_median_ns']:.0f} ns, largest "
-                 f"{probes['accepted_probe_max_ns']:.0f} ns.")
+        text += (f" The accepted runs' probes: median {probes['accepted_probe_median_ns']:.0f} ns, smallest "
+                 f"{probes.get('accepted_probe_min_ns', 0):.0f} ns, largest {probes['accepted_probe_max_ns']:.0f} ns.")
     prepared = probes.get("prepare", {})
     if prepared:
         again = sum(v.get("slow_cores_launches", 0) for v in prepared.values())

@@ -1,12 +1,13 @@
 """Reads what libllamp_runtime_timer.so wrote: one runtime-<rank>.txt per rank.
 
     llamp-runtime rank <r> size <p> runtime_ns <n> init_end_ns <a> finalize_start_ns <b>
-                  [core_init_ns <x> core_finalize_ns <y> [core_run_max_ns <m> core_run_probes <k>]]
+                  [core_init_ns <x> core_finalize_ns <y>
+                   [core_run_max_ns <m> core_run_probes <k> [core_run_min_ns <s>]]]
 
 The runtime of a run is the maximum over ranks of (MPI_Finalize start - MPI_Init end). The
 optional pairs are the in-run core probes (LLAMP_CORE_PROBE_SHM; -1 when a peer did not answer)
-and the probes during the run (LLAMP_CORE_PROBE_PERIOD_MS: the largest of k), written by each
-node's first rank.
+and the probes during the run (LLAMP_CORE_PROBE_PERIOD_MS: the largest and the smallest of k; records
+of stop 13 have no smallest), written by each node's first rank.
 """
 import glob
 import os
@@ -18,7 +19,7 @@ class RecordError(Exception):
 
 def parse_line(line, path):
     fields = line.split()
-    if len(fields) not in (11, 15, 19) or fields[0] != "llamp-runtime":
+    if len(fields) not in (11, 15, 19, 21) or fields[0] != "llamp-runtime":
         raise RecordError(f"{path}:1: not a llamp-runtime record: '{line.strip()}'")
     try:
         values = {fields[i]: int(fields[i + 1]) for i in range(1, len(fields), 2)}
@@ -49,9 +50,10 @@ def read_run(directory, ranks):
 
 
 def read_core_probes(directory):
-    """The in-run core probes of a run: {"init": ns, "finalize": ns, "during": ns}, each the largest
-    over the nodes' records (-1: a peer did not answer; keys absent when nothing was probed;
-    "during" only when some probe during the run was answered)."""
+    """The in-run core probes of a run: {"init": ns, "finalize": ns, "during": ns, "during_min": ns},
+    the largest over the nodes' records ("during_min": the smallest; -1: a peer did not answer; keys
+    absent when nothing was probed; "during" and "during_min" only when some probe during the run
+    was answered)."""
     found = {}
     for path in sorted(glob.glob(os.path.join(directory, "runtime-*.txt"))):
         with open(path) as f:
@@ -61,4 +63,6 @@ def read_core_probes(directory):
                 found[name] = max(found.get(name, rec[key]), rec[key])
         if rec.get("core_run_probes", 0) > 0:
             found["during"] = max(found.get("during", rec["core_run_max_ns"]), rec["core_run_max_ns"])
+            if rec.get("core_run_min_ns", -1) >= 0:
+                found["during_min"] = min(found.get("during_min", rec["core_run_min_ns"]), rec["core_run_min_ns"])
     return found

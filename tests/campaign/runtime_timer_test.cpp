@@ -83,7 +83,7 @@ TEST(RuntimeTimer, CoreProbeInsideTheRunGoesToTheFirstRanksRecord) {
 }
 
 // With LLAMP_CORE_PROBE_PERIOD_MS the ranks' threads also probe during the run (every 10 ms of a
-// 500 ms run here): rank 0's record says how many probes were answered and the largest.
+// 500 ms run here): rank 0's record says how many probes were answered, the largest and the smallest.
 TEST(RuntimeTimer, CoreProbesDuringTheRunGoToTheFirstRanksRecord) {
   const std::string id = std::to_string(::getpid());
   const fs::path dir = fs::temp_directory_path() / ("llamp-timer-during-" + id);
@@ -102,15 +102,19 @@ TEST(RuntimeTimer, CoreProbesDuringTheRunGoToTheFirstRanksRecord) {
     std::ifstream in(dir / "runtime-0.txt");
     std::vector<std::string> w;
     for (std::string x; in >> x;) w.push_back(x);
-    ASSERT_EQ(w.size(), 19u);
+    ASSERT_EQ(w.size(), 21u);
     EXPECT_EQ(w[15], "core_run_max_ns");
     EXPECT_EQ(w[17], "core_run_probes");
+    EXPECT_EQ(w[19], "core_run_min_ns");
     probes = std::stoi(w[18]);
     EXPECT_LE(probes, 60);  // one per 10 ms of a run of about 500 ms
-    if (probes > 0)
-      EXPECT_GT(std::stoll(w[16]), 0);
-    else
+    if (probes > 0) {
+      EXPECT_GT(std::stoll(w[20]), 0);
+      EXPECT_LE(std::stoll(w[20]), std::stoll(w[16]));  // the smallest and the largest of the same probes
+    } else {
       EXPECT_EQ(w[16], "-1");
+      EXPECT_EQ(w[20], "-1");
+    }
     EXPECT_GT(parse(dir / "runtime-0.txt").runtime_ns, 0);
   }
   EXPECT_GE(probes, 1);

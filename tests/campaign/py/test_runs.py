@@ -144,6 +144,51 @@ class GuardedLaunchTest(unittest.TestCase):
         self.assertIn("the host had placed them apart", guard.reason())
 
 
+class OneCoreFloorTest(unittest.TestCase):
+    """--core-limit auto also sets a floor (0.6 x the fastest calibration probe): ranks on one
+    physical core (SMT siblings, ~12 ns against ~26 ns here) are out of place too."""
+
+    def campaign_with_host_file(self, probes, record):
+        from campaign import config
+        d = temp_dir(self)
+        c = config.Campaign(out_dir=d, app=["a"], ranks=2, deltas_ns=[0.0], core_limit="auto", core_retries=3,
+                            core_wait_s=0, tools=config.Tools(coreprobe=fake_coreprobe(d, probes)))
+        with open(c.path(f"cores-{os.uname().nodename}.json"), "w") as f:
+            json.dump(record, f)
+        return c
+
+    def test_outside_probes_below_the_floor_launch_again(self):
+        from campaign import cores
+        c = self.campaign_with_host_file(["12", "12", "26", "27"], {"fastest_ns": 26.0, "limit_ns": 78.0,
+                                                                   "floor_ns": 15.6})
+        reasons = []
+        _, guard, slow = cores.guarded(c, "params-1", 2, lambda g: None, log=reasons.append)
+        self.assertEqual((slow, guard.slow, guard.before_ns, guard.after_ns), (1, False, 26, 27))
+        self.assertIn("on one physical core", reasons[0])
+        self.assertIn("floor 16 ns", reasons[0])
+
+    def test_smallest_probe_during_the_run_judges_it(self):
+        from campaign import cores
+        # a host file of stop 13 has no floor: 0.6 x its fastest probe
+        c = self.campaign_with_host_file([], {"fastest_ns": 25.0, "limit_ns": 75.0})
+        guard = cores.Guard(c, "slot-0000-a1", 2, log=lambda *_: None)
+        self.assertEqual((guard.limit, guard.floor), (75.0, 15.0))
+        guard.in_run({"init": 25, "finalize": 26, "during": 27, "during_min": 12})
+        self.assertTrue(guard.slow)
+        self.assertEqual(guard.fields()["core_during_min_ns"], 12)
+        self.assertIn("smallest 12", guard.reason())
+        guard.in_run({"init": 25, "finalize": 26, "during": 27, "during_min": 24})
+        self.assertFalse(guard.slow)
+
+    def test_an_explicit_limit_sets_no_floor(self):
+        from campaign import config, cores
+        d = temp_dir(self)
+        c = config.Campaign(out_dir=d, app=["a"], ranks=2, deltas_ns=[0.0], core_limit="90ns",
+                            tools=config.Tools(coreprobe=fake_coreprobe(d, ["5", "5"])))
+        _, guard, slow = cores.guarded(c, "params-1", 2, lambda g: None, log=lambda *_: None)
+        self.assertEqual((slow, guard.floor, guard.slow), (0, None, False))
+
+
 class SlowCoresRetryTest(unittest.TestCase):
     """run_slot's loop over slow-cores attempts. A run the probes inside the job find slow cannot
     be produced on demand, so run_attempt is replaced by a list of outcomes."""
