@@ -310,8 +310,9 @@ def _core_probe_paragraph(result, probes):
     if floors:
         text += f", floor {floors} ns"
     if probes["hosts"]:
-        text += " (" + "; ".join(f"{h['host']}: 3 x (limit) and 0.6 x (floor) the fastest of {len(h['probes_ns'])} "
-                                 f"probes, {h['fastest_ns']:.0f} ns" for h in probes["hosts"]) + ")"
+        text += " (" + "; ".join(f"{h['host']}: 3 x (limit) and 0.6 x (floor) the median of the fast ones of "
+                                 f"{len(h['probes_ns'])} probes, {h.get('reference_ns', h['fastest_ns']):.0f} ns"
+                                 for h in probes["hosts"]) + ")"
     text += (f". {probes['slow_cores_attempts']} of {probes['probed_attempts']} measured attempts were slow-cores "
              f"(the host had placed the ranks' cores apart, where every message is slower, or on one physical core, "
              f"where the ranks share its execution units) and were launched again; never averaged in.")

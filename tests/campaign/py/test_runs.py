@@ -145,7 +145,7 @@ class GuardedLaunchTest(unittest.TestCase):
 
 
 class OneCoreFloorTest(unittest.TestCase):
-    """--core-limit auto also sets a floor (0.6 x the fastest calibration probe): ranks on one
+    """--core-limit auto also sets a floor (0.6 x the calibration's reference): ranks on one
     physical core (SMT siblings, ~12 ns against ~26 ns here) are out of place too."""
 
     def campaign_with_host_file(self, probes, record):
@@ -179,6 +179,19 @@ class OneCoreFloorTest(unittest.TestCase):
         self.assertIn("smallest 12", guard.reason())
         guard.in_run({"init": 25, "finalize": 26, "during": 27, "during_min": 24})
         self.assertFalse(guard.slow)
+
+    def test_calibration_reference_is_the_median_of_the_fast_probes(self):
+        from campaign import config, cores
+        # stop 14's cg campaign: five probes apart, one on one core, the rest sharing a cache
+        seen = ["159", "153", "159", "166", "165", "25", "26", "27", "13", "24", "26", "25", "26", "24", "24", "24",
+                "24", "25", "24", "24"]
+        self.assertEqual(cores.reference_ns([float(x) for x in seen]), 24.0)
+        d = temp_dir(self)
+        c = config.Campaign(out_dir=d, app=["a"], ranks=2, deltas_ns=[0.0], core_limit="auto",
+                            tools=config.Tools(coreprobe=fake_coreprobe(d, seen)))
+        self.assertEqual(cores.limits_ns(c, 2, log=lambda *_: None), (72.0, 0.6 * 24.0))
+        with open(c.path(f"cores-{os.uname().nodename}.json")) as f:
+            self.assertEqual(json.load(f)["fastest_ns"], 13.0)
 
     def test_an_explicit_limit_sets_no_floor(self):
         from campaign import config, cores
