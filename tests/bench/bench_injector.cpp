@@ -16,21 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "mpi_bench_support.hpp"
+
 namespace {
 
+using llamp::bench::median;
+using llamp::bench::now_ns;
+
 int g_rank = 0;
-int g_size = 1;
-
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
 
 // LLAMP_DELTA_L in ns as the launch set it (the runner passes whole ns with a unit the injector
 // also reads); 0 when unset or off.
@@ -110,28 +103,6 @@ void BM_EmptyIprobe(benchmark::State& state) {
 }
 BENCHMARK(BM_EmptyIprobe)->Iterations(30)->Unit(benchmark::kMillisecond);
 
-class SilentReporter : public benchmark::BenchmarkReporter {
- public:
-  bool ReportContext(const Context&) override { return true; }
-  void ReportRuns(const std::vector<Run>&) override {}
-};
-
 }  // namespace
 
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-  benchmark::Initialize(&argc, argv);
-  if (g_size < 2 && g_rank == 0) std::fprintf(stderr, "bench_injector: run with 2 ranks\n");
-  // Every rank runs the same benchmarks with fixed iteration counts (lockstep); rank 0 reports.
-  SilentReporter silent;
-  if (g_rank == 0) {
-    benchmark::RunSpecifiedBenchmarks();
-  } else {
-    benchmark::RunSpecifiedBenchmarks(&silent);
-  }
-  benchmark::Shutdown();
-  MPI_Finalize();
-  return 0;
-}
+int main(int argc, char** argv) { return llamp::bench::run_on_every_rank(argc, argv, g_rank, "bench_injector"); }

@@ -19,20 +19,14 @@
 #include "llamp/trace_codec.hpp"
 #include "llamp/trace_dir.hpp"
 
+#include "mpi_bench_support.hpp"
+
 namespace {
 
+using llamp::bench::median;
+using llamp::bench::now_ns;
+
 int g_rank = 0;
-
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
 
 bool wrappers_are_the_tracers() {
   Dl_info info{};
@@ -161,29 +155,6 @@ void BM_HaloTraceBytesPerEvent(benchmark::State& state) {
 }
 BENCHMARK(BM_HaloTraceBytesPerEvent)->Iterations(1);
 
-class SilentReporter : public benchmark::BenchmarkReporter {
- public:
-  bool ReportContext(const Context&) override { return true; }
-  void ReportRuns(const std::vector<Run>&) override {}
-};
-
 }  // namespace
 
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  benchmark::Initialize(&argc, argv);
-  // Every rank runs the same benchmarks with fixed iteration counts (lockstep); rank 0 reports.
-  SilentReporter silent;
-  if (size < 2 && g_rank == 0) std::fprintf(stderr, "bench_tracer: run with 2 ranks for the ping-pong\n");
-  if (g_rank == 0) {
-    benchmark::RunSpecifiedBenchmarks();
-  } else {
-    benchmark::RunSpecifiedBenchmarks(&silent);
-  }
-  benchmark::Shutdown();
-  MPI_Finalize();
-  return 0;
-}
+int main(int argc, char** argv) { return llamp::bench::run_on_every_rank(argc, argv, g_rank, "bench_tracer"); }
