@@ -133,6 +133,9 @@ def new_campaign(argv):
     if args.floor_target > 0 and args.mode == "slurm":
         raise SystemExit("llamp-campaign: --floor-target adds rounds as the runs come in, which needs local mode; "
                          "on Slurm raise --reps instead")
+    if args.max_reps and args.floor_target <= 0:
+        raise SystemExit("llamp-campaign: --max-reps only bounds the rounds --floor-target adds; give --floor-target "
+                         "or use --reps")
     if args.max_reps and args.max_reps < args.reps:
         raise SystemExit(f"llamp-campaign: --max-reps {args.max_reps} is below --reps {args.reps}")
     try:
