@@ -84,11 +84,6 @@ def reference_ns(probes):
     return fast[len(fast) // 2]
 
 
-def limit_ns(campaign, cpus, log=print):
-    """The hand-off time above which a launch counts as slow-cores on this host."""
-    return limits_ns(campaign, cpus, log)[0]
-
-
 def limits_ns(campaign, cpus, log=print):
     """(limit, floor): a launch whose probes are above the limit (cores apart) or below the floor (on
     one physical core) counts as slow-cores on this host; floor None: no lower bound."""
@@ -121,6 +116,16 @@ def limits_ns(campaign, cpus, log=print):
     return record["limit_ns"], record["floor_ns"]
 
 
+def _apart(value, limit):
+    """Above the limit, or -1: the timer's peer never answered, which a run in a sane state does
+    within microseconds."""
+    return value > limit or value < 0
+
+
+def _one_core(value, floor):
+    return floor is not None and 0 <= value < floor
+
+
 def _append(campaign, launch, when, value, limit, floor=None):
     path = campaign.path("cores.csv")
     new = not os.path.exists(path)
@@ -131,7 +136,7 @@ def _append(campaign, launch, when, value, limit, floor=None):
         w.writerow([f"{time.time():.3f}", os.uname().nodename, launch, when,
                     "" if value is None else f"{value:.1f}", "" if limit is None else f"{limit:.1f}",
                     int(value is not None and limit is not None
-                        and (value > limit or value < 0 or (floor is not None and value < floor)))])
+                        and (_apart(value, limit) or _one_core(value, floor)))])
 
 
 # Probes during a run (runtime_timer.c): the vCPUs also move mid-job, between fast probes at both
@@ -161,13 +166,11 @@ class Guard:
             return
         start = time.monotonic()
         self.before_ns = self._probe("before")
-        while (self.before_ns is not None and self._out_of_place(self.before_ns)
+        while (self.before_ns is not None
+               and (_apart(self.before_ns, self.limit) or _one_core(self.before_ns, self.floor))
                and time.monotonic() - start < self.campaign.core_wait_s):
             time.sleep(0.1)
             self.before_ns = self._probe("before")
-
-    def _out_of_place(self, value):
-        return value > self.limit or (self.floor is not None and 0 <= value < self.floor)
 
     def after(self):
         if self.limit is not None:
@@ -200,12 +203,11 @@ class Guard:
 
     @property
     def one_core(self):
-        return self.floor is not None and any(0 <= v < self.floor for v in self.low_values)
+        return any(_one_core(v, self.floor) for v in self.low_values)
 
     @property
     def apart(self):
-        # -1: the timer's peer never answered, which a run in a sane state does within microseconds
-        return self.limit is not None and any(v > self.limit or v < 0 for v in self.values)
+        return self.limit is not None and any(_apart(v, self.limit) for v in self.values)
 
     @property
     def slow(self):

@@ -13,9 +13,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <string>
 #include <vector>
 
+#include "duration.h"
 #include "mpi_bench_support.hpp"
 
 namespace {
@@ -25,18 +25,14 @@ using llamp::bench::now_ns;
 
 int g_rank = 0;
 
-// LLAMP_DELTA_L in ns as the launch set it (the runner passes whole ns with a unit the injector
-// also reads); 0 when unset or off.
+// LLAMP_DELTA_L in ns, read as the injector reads it; 0 when unset, off or malformed (then the
+// injector itself stopped MPI_Init).
 double injected_ns() {
   const char* v = std::getenv("LLAMP_DELTA_L");
-  if (v == nullptr || *v == '\0') return 0.0;
-  char* end = nullptr;
-  double x = std::strtod(v, &end);
-  const std::string unit = end ? end : "";
-  if (unit == "ns") return x;
-  if (unit == "ms") return x * 1e6;
-  if (unit == "s") return x * 1e9;
-  return x * 1e3;  // "us" or a plain number, as the injector reads it
+  int64_t ns = 0;
+  char why[160];
+  if (v == nullptr || *v == '\0' || llamp_parse_duration_ns(v, &ns, why, sizeof why) != 0) return 0.0;
+  return static_cast<double>(ns);
 }
 
 // Times `rounds` operations per batch, one batch per benchmark iteration, all ranks in step.

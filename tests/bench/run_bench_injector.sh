@@ -38,5 +38,5 @@ for s in settings:
     print(f"{s:>8}: " + "  ".join(f"{k}={med[s][k]:.1f}" for k in keys if k in med[s]) +
           f"   (median of {rounds} launches)")
 print("injector's own cost (armed at 1 ns minus off): " + "  ".join(
-    f"{k}=+{med['1ns'][k] - med['off'][k]:.1f}" for k in keys if k != "excess_ns_per_message"))
+    f"{k}={med['1ns'][k] - med['off'][k]:+.1f}" for k in keys if k != "excess_ns_per_message"))
 PY
