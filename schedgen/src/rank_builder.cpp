@@ -96,6 +96,26 @@ Poll poll_outcome(const Event& e) {
 
 // Polls that look for the message before they progress the library (see above).
 bool probes_before_progress(Call c) { return c == Call::Iprobe || c == Call::Improbe; }
+
+// Slot of a polling call in ChainState::poll_period_ns.
+size_t poll_slot(Call c) {
+  switch (c) {
+    case Call::Test:
+      return 0;
+    case Call::Testany:
+      return 1;
+    case Call::Testsome:
+      return 2;
+    case Call::Testall:
+      return 3;
+    case Call::Improbe:
+      return 4;
+    default:
+      return 5;  // Iprobe
+  }
+}
+
+uint64_t expected_lag(Call c, uint64_t period) { return period / 2 + (probes_before_progress(c) ? period : 0); }
 }  // namespace
 
 // ---------------------------------------------------------------- calls that cannot wait
@@ -147,13 +167,27 @@ void RankBuilder::track_polling(const Event& e) {
       if (chain_.poll_fails == 0) chain_.poll_first_ns = e.t_start_ns;
       ++chain_.poll_fails;
       return;
-    case Poll::found:
+    case Poll::found: {
+      uint64_t& period = chain_.poll_period_ns[poll_slot(e.call)];
       if (chain_.poll_fails > 0 && e.t_start_ns > chain_.poll_first_ns) {
-        const uint64_t period = (e.t_start_ns - chain_.poll_first_ns) / chain_.poll_fails;
-        found_lag_ns_ = period / 2 + (probes_before_progress(e.call) ? period : 0);
+        period = (e.t_start_ns - chain_.poll_first_ns) / chain_.poll_fails;
+        found_lag_ns_ = expected_lag(e.call, period);
+      } else if (chain_.poll_fails == 0 && period > 0) {
+        // Found at the first poll: the message was there before the loop looked. Once added
+        // latency moves it past that poll, the loop polls on, with the period this rank's last
+        // loop of the same call had; the lag's slack at L0 (the analyzer's resolution) is how
+        // far it can move before that happens.
+        found_lag_ns_ = expected_lag(e.call, period);
+        ++ctx_.stats.first_poll_completions;
+        if (e.call == Call::Iprobe) {
+          // The loop began at this probe: the receive that follows counts as posted here.
+          chain_.probe_loop_calc = flush_calc();
+          chain_.pending_req.push_back(chain_.probe_loop_calc);
+        }
       }
       chain_.poll_fails = 0;
       return;
+    }
     case Poll::none:
       chain_.poll_fails = 0;
       return;

@@ -2,6 +2,7 @@
 // Turns one rank's event stream into its part of the graph (docs/schedgen.md, "Graph semantics"):
 // calc vertices for the time outside MPI, send/recv vertices for messages, requires/irequires
 // edges for blocking chains, nonblocking starts and completions.
+#include <array>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -172,6 +173,9 @@ class RankBuilder {
     uint32_t poll_fails = 0;
     uint64_t poll_first_ns = 0, probe_lag_ns = 0, probe_comm = 0;
     uint64_t probe_loop_calc = kNone;
+    // The period of the last polling loop (with failed polls) of each polling call, for the lag of
+    // a completion found at a loop's first poll.
+    std::array<uint64_t, 6> poll_period_ns{};
   };
   uint32_t thread_ = 0;
   ChainState chain_;

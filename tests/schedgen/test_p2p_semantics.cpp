@@ -123,13 +123,47 @@ TEST(SchedgenP2P, PolledCompletionIsNoticedHalfAPollingPeriodLate) {
   EXPECT_EQ(st.polled_completions, 1u);
   EXPECT_EQ(st.poll_lag_ns, 20u);
 
-  // A Test that succeeds at its first call waited for nothing: no lag.
+  // A Test that succeeds at its first call, on a rank that never polled with MPI_Test before:
+  // nothing tells whether it is a loop at all, and there is no period: no lag.
   TraceSpec once(2);
   once[0].irecv(1, 0, 4, 1);
   once[0].compute(30).wait(Call::Test, {1}, {{1, 1, 0, 4}});
   once[1].send(0, 0, 4);
   build_graph(once.write("poll_once"), {}, &st);
   EXPECT_EQ(st.polled_completions, 0u);
+}
+
+// A completion found at a loop's first poll had arrived before the loop looked. Added latency
+// moves it past that poll, and from then on the loop polls as the rank's loops of the same call
+// did: it gets the lag of that period (the analyzer resolves it to its slack at L0, so T(L0) keeps
+// the trace). Without it, app_completions (4000 rounds, traces in which half the loops found their
+// message at once) was predicted ~10 us per round short at every dL >= 20 us.
+TEST(SchedgenP2P, FirstPollCompletionTakesThePeriodOfTheRanksLastLoop) {
+  TraceSpec t(2);
+  t[0].irecv(1, 0, 4, 1);                      // a Test loop with period 40, found at the third poll
+  t[0].wait(Call::Test, {1}, {});              //
+  t[0].compute(30).wait(Call::Test, {1}, {});  //
+  t[0].compute(30).wait(Call::Test, {1}, {{1, 1, 0, 4}});
+  t[0].irecv(1, 1, 4, 2);  // found at the first MPI_Test: lag of the last Test loop's period
+  t[0].compute(5).wait(Call::Test, {2}, {{2, 1, 1, 4}});
+  t[0].irecv(1, 2, 4, 3);  // found at the first MPI_Testany: no Testany loop yet, no lag
+  t[0].compute(5).wait(Call::Testany, {3}, {{3, 1, 2, 4}});
+  t[0].compute(7);
+  t[1].send(0, 0, 4);
+  t[1].send(0, 1, 4);
+  t[1].send(0, 2, 4);
+  Stats st;
+  graph::Graph g = build_graph(t.write("poll_first"), {}, &st);
+  // c c r lag c (the loop) | c r lag c (found at once) | c r c (Testany)
+  ASSERT_EQ(kinds_of(g, 0), "c c r c c c r c c c r c");
+  EXPECT_EQ(value(g, 0, 3), 20u);  // the loop's lag: half its 40 ns period
+  EXPECT_EQ(value(g, 0, 7), 20u);  // the first-poll completion's, from the same period
+  EXPECT_EQ(preds_of(g, 0, 7), (V{"R6"}));
+  EXPECT_EQ(preds_of(g, 0, 8), (V{"R5", "R7"}));
+  EXPECT_EQ(preds_of(g, 0, 11), (V{"R10", "R9"}));  // the Testany's receive: noticed at once
+  EXPECT_EQ(st.polled_completions, 2u);
+  EXPECT_EQ(st.first_poll_completions, 1u);
+  EXPECT_EQ(st.poll_lag_ns, 40u);
 }
 
 // An MPI_Iprobe loop that found a message hands its lag to the receive that takes the message, and
@@ -154,6 +188,30 @@ TEST(SchedgenP2P, IprobeLoopLagGoesToTheReceiveThatFollows) {
   EXPECT_EQ(preds_of(g, 0, 3), (V{"R2"}));
   EXPECT_EQ(preds_of(g, 0, 4), (V{"R1", "R3"}));  // after the loop and after noticing the message
   EXPECT_EQ(st.polled_completions, 1u);
+
+  // A second MPI_Iprobe that finds its message at once: the loop began there, so the receive is
+  // posted after the computation before the probe and noticed with the last loop's lag.
+  TraceSpec again(2);
+  again[0].add(Call::Iprobe).value = 0;
+  again[0].compute(40).add(Call::Iprobe).value = 0;
+  again[0].compute(40).add(Call::Iprobe).value = 1;
+  again[0].recv(trace::kAnySource, trace::kAnyTag, 8, 1, 3);
+  again[0].compute(200).add(Call::Iprobe).value = 1;
+  again[0].compute(3).recv(trace::kAnySource, trace::kAnyTag, 8, 1, 3);
+  again[1].send(0, 3, 8);
+  again[1].send(0, 3, 8);
+  g = build_graph(again.write("iprobe_again"), {}, &st);
+  // the loop as above, its calc after (up to the second probe), the calc from the probe to the
+  // receive, r, lag, c
+  ASSERT_EQ(kinds_of(g, 0), "c c r c c c r c c");
+  EXPECT_EQ(value(g, 0, 4), 200u);
+  EXPECT_EQ(preds_of(g, 0, 5), (V{"R4"}));
+  EXPECT_EQ(preds_of(g, 0, 6), (V{"R4"}));  // posted where the probe began
+  EXPECT_EQ(value(g, 0, 7), 75u);
+  EXPECT_EQ(preds_of(g, 0, 7), (V{"R6"}));
+  EXPECT_EQ(preds_of(g, 0, 8), (V{"R5", "R7"}));
+  EXPECT_EQ(st.polled_completions, 2u);
+  EXPECT_EQ(st.first_poll_completions, 1u);
 
   Options no_lag;
   no_lag.poll_lag = false;

@@ -54,6 +54,7 @@ struct Stats {
   uint64_t p2p_messages = 0;               // matched application send/receive pairs
   uint64_t sync_acks = 0;                  // acknowledgements added for synchronous sends (MPI_Ssend ...)
   uint64_t polled_completions = 0;         // completions found by a polling loop, with their detection lag
+  uint64_t first_poll_completions = 0;     // ... of them found at the loop's first poll
   uint64_t poll_lag_ns = 0;                // the sum of those lags (their caps)
   uint64_t initiation_calls = 0;           // calls that cannot wait whose time counts as computation
   uint64_t initiation_ns = 0;              // the time inside them (all ranks)
