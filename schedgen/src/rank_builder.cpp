@@ -97,7 +97,7 @@ Poll poll_outcome(const Event& e) {
 // Polls that look for the message before they progress the library (see above).
 bool probes_before_progress(Call c) { return c == Call::Iprobe || c == Call::Improbe; }
 
-// Slot of a polling call in ChainState::poll_period_ns.
+// Slot of a polling call in ChainState::poll_periods.
 size_t poll_slot(Call c) {
   switch (c) {
     case Call::Test:
@@ -155,6 +155,15 @@ void RankBuilder::count_initiation_time(const Event& e, bool alone) {
   ctx_.stats.initiation_ns += d;
 }
 
+void RankBuilder::RecentPeriods::add(uint64_t period_ns) {
+  last_[next_] = period_ns;
+  next_ = static_cast<uint8_t>((next_ + 1) % last_.size());
+  if (count_ < last_.size()) ++count_;
+  std::array<uint64_t, 8> sorted = last_;
+  std::nth_element(sorted.begin(), sorted.begin() + count_ / 2, sorted.begin() + count_);
+  median_ns_ = sorted[count_ / 2];
+}
+
 void RankBuilder::track_polling(const Event& e) {
   found_lag_ns_ = 0;
   switch (poll_outcome(e)) {
@@ -168,16 +177,19 @@ void RankBuilder::track_polling(const Event& e) {
       ++chain_.poll_fails;
       return;
     case Poll::found: {
-      uint64_t& period = chain_.poll_period_ns[poll_slot(e.call)];
+      RecentPeriods& periods = chain_.poll_periods[poll_slot(e.call)];
       if (chain_.poll_fails > 0 && e.t_start_ns > chain_.poll_first_ns) {
-        period = (e.t_start_ns - chain_.poll_first_ns) / chain_.poll_fails;
-        found_lag_ns_ = expected_lag(e.call, period);
-      } else if (chain_.poll_fails == 0 && period > 0) {
+        // A loop stretched by a stall is not polled that slowly once the stall is gone: its lag
+        // takes the recent median when that is shorter.
+        const uint64_t period = (e.t_start_ns - chain_.poll_first_ns) / chain_.poll_fails;
+        periods.add(period);
+        found_lag_ns_ = expected_lag(e.call, std::min(period, periods.median_ns()));
+      } else if (chain_.poll_fails == 0 && periods.median_ns() > 0) {
         // Found at the first poll: the message was there before the loop looked. Once added
-        // latency moves it past that poll, the loop polls on, with the period this rank's last
-        // loop of the same call had; the lag's slack at L0 (the analyzer's resolution) is how
+        // latency moves it past that poll, the loop polls on, with the period the rank's recent
+        // loops of the same call had; the lag's slack at L0 (the analyzer's resolution) is how
         // far it can move before that happens.
-        found_lag_ns_ = expected_lag(e.call, period);
+        found_lag_ns_ = expected_lag(e.call, periods.median_ns());
         ++ctx_.stats.first_poll_completions;
         if (e.call == Call::Iprobe) {
           // The loop began at this probe: the receive that follows counts as posted here.

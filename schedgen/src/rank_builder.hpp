@@ -157,6 +157,19 @@ class RankBuilder {
   GenerationContext& ctx_;
   CountingSink& sink_;  // the concrete (final) type, so calls into it are direct
 
+  // The last few polling periods of one polling call and their median, which one loop stretched
+  // by a stall (a 1 ms detour inside a loop of eight polls) does not move.
+  class RecentPeriods {
+   public:
+    void add(uint64_t period_ns);
+    uint64_t median_ns() const { return median_ns_; }
+
+   private:
+    std::array<uint64_t, 8> last_{};
+    uint8_t count_ = 0, next_ = 0;
+    uint64_t median_ns_ = 0;
+  };
+
   // The chain of the thread whose event is being handled. Each thread of a rank has its own chain
   // of calc vertices (MPI_THREAD_MULTIPLE: the threads' calls are independent except through
   // requests, which belong to the rank); the others are parked in `parked_`.
@@ -173,9 +186,9 @@ class RankBuilder {
     uint32_t poll_fails = 0;
     uint64_t poll_first_ns = 0, probe_lag_ns = 0, probe_comm = 0;
     uint64_t probe_loop_calc = kNone;
-    // The period of the last polling loop (with failed polls) of each polling call, for the lag of
+    // The periods of the last polling loops (with failed polls) of each polling call, for the lag of
     // a completion found at a loop's first poll.
-    std::array<uint64_t, 6> poll_period_ns{};
+    std::array<RecentPeriods, 6> poll_periods{};
   };
   uint32_t thread_ = 0;
   ChainState chain_;

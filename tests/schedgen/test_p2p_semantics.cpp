@@ -166,6 +166,29 @@ TEST(SchedgenP2P, FirstPollCompletionTakesThePeriodOfTheRanksLastLoop) {
   EXPECT_EQ(st.poll_lag_ns, 40u);
 }
 
+// The period for a first-poll completion is the median of the rank's recent loops of that call,
+// and a loop's own lag takes that median when it is shorter: one loop stretched by a stall sets
+// neither.
+TEST(SchedgenP2P, FirstPollLagIgnoresOneStalledLoop) {
+  TraceSpec t(2);
+  const uint64_t gaps[] = {30, 30, 3990};  // periods 40, 40 and 4000 (the last loop stalled)
+  int32_t tag = 0;
+  for (uint64_t gap : gaps) {
+    t[0].irecv(1, tag, 4, 1);
+    t[0].wait(Call::Test, {1}, {});
+    t[0].compute(gap).wait(Call::Test, {1}, {{1, 1, tag, 4}});
+    t[1].send(0, tag++, 4);
+  }
+  t[0].irecv(1, tag, 4, 2);
+  t[0].compute(5).wait(Call::Test, {2}, {{2, 1, tag, 4}});
+  t[1].send(0, tag, 4);
+  Stats st;
+  graph::Graph g = build_graph(t.write("poll_stall"), {}, &st);
+  EXPECT_EQ(st.first_poll_completions, 1u);
+  // the stalled loop's own lag and the first-poll lag: half the median, 40 ns
+  EXPECT_EQ(st.poll_lag_ns, 20u + 20u + 20u + 20u);
+}
+
 // An MPI_Iprobe loop that found a message hands its lag to the receive that takes the message, and
 // that receive counts as posted at the loop's start: the message arrived while the loop ran. The
 // lag is one and a half polling periods: MPI_Iprobe looks before it progresses, so the poll after
