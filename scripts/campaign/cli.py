@@ -92,8 +92,11 @@ def run_parser():
                    help="launch llamp-loggp K times and use the median of each parameter: on a VM one launch can "
                         "run all its messages 3x slower than the next when the host places the vCPUs apart (default 5)")
     p.add_argument("--trace-runs", type=int, default=3, metavar="K",
-                   help="trace the app K times and model the run with the median traced runtime (lower "
-                        "median for even K), so one unlucky run does not bias every prediction (default 3)")
+                   help="trace the app K times, each after an untraced reference run, and model the traced run "
+                        "closest to the references' median runtime (default 3)")
+    p.add_argument("--no-trace-reference", action="store_true",
+                   help="no untraced reference runs: model the traced run with the median runtime (lower median "
+                        "for even K)")
     p.add_argument("--algo", action="append", default=[], help="passed to llamp schedgen as --algo")
     p.add_argument("--schedgen-arg", action="append", default=[], help="extra llamp schedgen argument")
     p.add_argument("--analyze-arg", action="append", default=[], help="extra llamp analyze argument")
@@ -192,7 +195,7 @@ def new_campaign(argv):
         o_size=args.o_size, max_size=args.max_size,
         tolerances_pct=tolerances, given_params=os.path.abspath(args.params) if args.params else "",
         given_trace=os.path.abspath(args.trace) if args.trace else "", trace_runs=args.trace_runs,
-        param_runs=args.param_runs,
+        trace_reference=not args.no_trace_reference, param_runs=args.param_runs,
         no_prediction=args.no_prediction, core_limit=args.core_limit, core_retries=args.core_retries,
         core_wait_s=args.core_wait, noise_runs=args.noise_runs, noise_duration=args.noise_duration,
         noise_samples=args.noise_samples, floor_target_pct=args.floor_target,

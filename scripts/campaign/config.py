@@ -42,7 +42,8 @@ class Campaign:
     tolerances_pct: list = field(default_factory=lambda: [1.0, 2.0, 5.0])
     given_params: str = ""            # use this parameter file instead of measuring
     given_trace: str = ""             # use this trace directory instead of tracing
-    trace_runs: int = 3               # traced runs; the one with the median runtime is modelled
+    trace_runs: int = 3               # traced runs; prepare.representative_trace picks the one modelled
+    trace_reference: bool = True      # an untraced reference run before each traced run
     param_runs: int = 5               # llamp-loggp launches; params.json holds their mean
     no_prediction: bool = False       # measure runtimes only (no trace, schedgen, analyze)
     core_limit: str = "auto"          # cores.py: slow-cores above this hand-off time ("auto", "off", "90ns")

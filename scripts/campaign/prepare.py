@@ -8,6 +8,7 @@ import math
 import os
 import re
 import shutil
+import statistics
 import subprocess
 
 from . import cores, environment
@@ -226,10 +227,30 @@ def trace_run_dirs(campaign, k):
     return campaign.path(f"trace-{k}"), campaign.path(f"trace-{k}-runtime")
 
 
-def median_trace(campaign):
-    """Which of the K traced runs to model: the one whose traced runtime (from its runtime records)
-    is the median, the lower median for even K, earlier trace on ties. One traced run on a noisy
-    machine can be far off the typical run and every prediction inherits its computation times."""
+def reference_run_dir(campaign, k):
+    """The runtime records of the untraced reference run launched just before traced run k."""
+    return campaign.path(f"trace-{k}-reference")
+
+
+def _reference_runtimes(campaign):
+    """Runtimes of the untraced reference runs that exist (none with --no-trace-reference)."""
+    runtimes = []
+    for k in range(1, campaign.trace_runs + 1):
+        try:
+            runtimes.append(read_run(reference_run_dir(campaign, k), campaign.ranks)[1])
+        except RecordError:
+            pass
+    return runtimes
+
+
+def representative_trace(campaign):
+    """Which of the K traced runs to model. With untraced reference runs (the default): the traced
+    run whose runtime is closest to their median, earlier trace on ties. Tracing costs tens of ns
+    per call, and an application whose polls race its messages can change its behaviour with it:
+    app_completions' untraced runs made ~8 000 more failed polls than its traced ones and took
+    0.26 s against 0.20 s; a trace that ran like the untraced application is the one to model
+    when there is one. Without references: the median traced runtime (lower median for even K),
+    so one traced run far off the typical one does not set every prediction."""
     runtimes = []
     for k in range(1, campaign.trace_runs + 1):
         _, runtime_dir = trace_run_dirs(campaign, k)
@@ -237,10 +258,42 @@ def median_trace(campaign):
             runtimes.append(read_run(runtime_dir, campaign.ranks)[1])
         except RecordError as e:
             raise StepError(f"traced run {k}: {e}")
-    order = sorted(range(len(runtimes)), key=lambda i: (runtimes[i], i))
-    kept = order[(len(runtimes) - 1) // 2] + 1
-    return {"trace_dir": trace_run_dirs(campaign, kept)[0], "given": False, "kept_trace": kept,
-            "traced_runtime_ns": runtimes[kept - 1], "traced_runtimes_ns": runtimes}
+    references = _reference_runtimes(campaign)
+    chosen = {"given": False, "traced_runtimes_ns": runtimes}
+    if references:
+        reference = statistics.median(references)
+        kept = min(range(len(runtimes)), key=lambda i: (abs(runtimes[i] - reference), i)) + 1
+        chosen.update(selection="closest to the untraced reference", reference_runtimes_ns=references,
+                      reference_runtime_ns=reference)
+    else:
+        order = sorted(range(len(runtimes)), key=lambda i: (runtimes[i], i))
+        kept = order[(len(runtimes) - 1) // 2] + 1
+        chosen["selection"] = "median"
+    chosen.update(trace_dir=trace_run_dirs(campaign, kept)[0], kept_trace=kept, traced_runtime_ns=runtimes[kept - 1])
+    return chosen
+
+
+def _reference_run(campaign, k, cmd, env, log):
+    """Untraced run k at ΔL = 0, launched like a measured run, for representative_trace."""
+    runtime_dir = reference_run_dir(campaign, k)
+    launch_env = dict(env)
+    launch_env["LLAMP_RUNTIME_DIR"] = runtime_dir
+    environment.with_preload(launch_env, [campaign.tools.timer_lib])
+
+    def reference_run(guard):
+        shutil.rmtree(runtime_dir, ignore_errors=True)
+        os.makedirs(runtime_dir)
+        _run_step(campaign, f"trace-{k}-reference", cmd, guard.environment(dict(launch_env)))
+        try:
+            guard.in_run(read_core_probes(runtime_dir))
+        except RecordError:
+            pass  # a missing record fails the reference run just below
+
+    _guarded_step(campaign, f"trace-{k}-reference", probed_cpus(campaign), reference_run, log)
+    try:
+        return read_run(runtime_dir, campaign.ranks)[1]
+    except RecordError as e:
+        raise StepError(f"untraced reference run {k}: {e}")
 
 
 def trace_once(campaign, k, log):
@@ -250,11 +303,15 @@ def trace_once(campaign, k, log):
     if os.path.exists(done):
         return
     _require(campaign.tools.tracer_lib, "the tracer library")
+    cmd = list(campaign.mpiexec) + ["-n", str(campaign.ranks)] + list(campaign.app)
+    reference = ""
+    if campaign.trace_reference:
+        untraced = _reference_run(campaign, k, cmd, environment.base_environment(campaign), log)
+        reference = f", untraced reference {untraced / 1e9:.4f} s"
     env = environment.base_environment(campaign)
     env["LLAMP_TRACE_DIR"] = trace_dir
     env["LLAMP_RUNTIME_DIR"] = runtime_dir
     environment.with_preload(env, [campaign.tools.timer_lib, campaign.tools.tracer_lib])
-    cmd = list(campaign.mpiexec) + ["-n", str(campaign.ranks)] + list(campaign.app)
 
     def traced_run(guard):
         for d in (trace_dir, runtime_dir):
@@ -272,11 +329,12 @@ def trace_once(campaign, k, log):
     except RecordError as e:
         raise StepError(f"traced run {k}: {e}")
     open(done, "w").close()
-    log(f"trace {k}/{campaign.trace_runs}: {trace_dir} (traced run {traced_runtime / 1e9:.4f} s)")
+    log(f"trace {k}/{campaign.trace_runs}: {trace_dir} (traced run {traced_runtime / 1e9:.4f} s{reference})")
 
 
 def trace_application(campaign, log=print, first_only=False):
-    """(b) K traced runs at ΔL = 0 (--trace-runs); the one with the median runtime is modelled.
+    """(b) K traced runs at ΔL = 0 (--trace-runs), each after an untraced reference run; the one
+    representative_trace picks is modelled.
     The timer library runs too, so the tracing overhead shows in the report. With first_only,
     only trace 1 runs now and its folder is returned (provisional: run_local spreads the others
     over the measured rounds and settles the choice with settle_traces)."""
@@ -292,17 +350,19 @@ def trace_application(campaign, log=print, first_only=False):
         return trace_run_dirs(campaign, 1)[0]
     for k in range(1, campaign.trace_runs + 1):
         trace_once(campaign, k, log)
-    return _keep_median_trace(campaign, log)["trace_dir"]
+    return _keep_representative_trace(campaign, log)["trace_dir"]
 
 
-def _keep_median_trace(campaign, log, interleaved=False):
-    chosen = median_trace(campaign)
+def _keep_representative_trace(campaign, log, interleaved=False):
+    chosen = representative_trace(campaign)
     chosen["interleaved"] = interleaved
     done = campaign.path("trace.done.json")
     with open(done + ".tmp", "w") as f:
         json.dump(chosen, f, indent=2)
     os.replace(done + ".tmp", done)
-    log(f"trace: keeping trace-{chosen['kept_trace']} (median of "
+    against = (f"closest to the untraced reference {chosen['reference_runtime_ns'] / 1e9:.4f} s"
+               if "reference_runtime_ns" in chosen else "median")
+    log(f"trace: keeping trace-{chosen['kept_trace']} ({against}; traced "
         f"{', '.join(f'{t / 1e9:.4f}' for t in chosen['traced_runtimes_ns'])} s)")
     return chosen
 
@@ -326,13 +386,13 @@ def spread_over_slots(k_total, n):
 
 def settle_traces(campaign, log=print):
     """After the measured runs of an interleaved campaign: any traced run still missing (a resumed
-    campaign), the median choice, and the graph and analysis again if the kept trace is not the
+    campaign), the choice of trace, and the graph and analysis again if the kept trace is not the
     provisional trace 1 they were built from."""
     if os.path.exists(campaign.path("trace.done.json")):
         return
     for k in range(1, campaign.trace_runs + 1):
         trace_once(campaign, k, log)
-    chosen = _keep_median_trace(campaign, log, interleaved=True)
+    chosen = _keep_representative_trace(campaign, log, interleaved=True)
     if chosen["kept_trace"] != 1:
         os.remove(campaign.path("app.goal"))  # build_graph drops the analyses of the graph it replaces
         build_graph(campaign, log)

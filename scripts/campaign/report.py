@@ -4,6 +4,7 @@ import csv
 import glob
 import json
 import os
+import statistics
 
 from . import prediction as prediction_mod
 from . import prepare
@@ -170,6 +171,9 @@ def build(campaign):
     result["traced_runtimes_ns"] = traced.get("traced_runtimes_ns",
                                               [] if result["traced_runtime_ns"] is None else [result["traced_runtime_ns"]])
     result["kept_trace"] = traced.get("kept_trace")
+    result["trace_selection"] = traced.get("selection", "median" if traced.get("kept_trace") else None)
+    result["reference_runtimes_ns"] = traced.get("reference_runtimes_ns", [])
+    result["reference_runtime_ns"] = traced.get("reference_runtime_ns")
     result["trace_dir"] = prepare.trace_location(campaign) if traced else None
     result["traces_interleaved"] = bool(traced.get("interleaved"))
     result["schedgen_args"] = _graph_arguments(campaign)
@@ -411,9 +415,18 @@ def markdown(campaign, result):
         overhead = (f" ({100 * (result['traced_runtime_ns'] / base['mean_ns'] - 1):+.2f} % vs. the untraced mean)"
                     if base else "")
         kept = ""
-        if len(result["traced_runtimes_ns"]) > 1:
+        if result.get("reference_runtime_ns") is not None:
+            reference = result["reference_runtime_ns"]
+            kept = (f" Kept trace-{result['kept_trace']}, of {len(result['traced_runtimes_ns'])} traced runs ("
+                    + ", ".join(f"{_s(t)}" for t in result["traced_runtimes_ns"]) + " s) the closest to the median "
+                    f"of the untraced reference runs launched just before each ({_s(reference)} s; "
+                    + ", ".join(f"{_s(t)}" for t in result["reference_runtimes_ns"]) + " s). Tracing changed the "
+                    f"runtime by {100 * (statistics.median(result['traced_runtimes_ns']) / reference - 1):+.2f} % "
+                    f"(median traced against median untraced).")
+        elif len(result["traced_runtimes_ns"]) > 1:
             kept = (f" Kept trace-{result['kept_trace']}, the median of {len(result['traced_runtimes_ns'])} traced "
                     f"runs: " + ", ".join(f"{_s(t)}" for t in result["traced_runtimes_ns"]) + " s.")
+        if len(result["traced_runtimes_ns"]) > 1:
             if result.get("traces_interleaved"):
                 kept += " Trace 1 ran before the measured runs, the others evenly spread among them."
             kept += (f" Their spread (CV {100 * result['traced_runtime_cv']:.2f} %) is noise the prediction "

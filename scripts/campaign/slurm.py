@@ -58,7 +58,8 @@ def submit(campaign, sbatch_args, parallel=1, log=print):
         campaign.no_prediction or os.path.exists(campaign.path("analysis.json")))
     if not prepared:
         # Every traced run and parameter measurement may take two attempts of up to --timeout.
-        prep_time = 2 * (campaign.trace_runs + campaign.param_runs) * campaign.timeout_s + 300
+        traced_launches = campaign.trace_runs * (2 if campaign.trace_reference else 1)
+        prep_time = 2 * (traced_launches + campaign.param_runs) * campaign.timeout_s + 300
         prep = _script(campaign, "prepare", max(2, campaign.ranks), prep_time,
                        _self_command("prepare", campaign.out_dir), sbatch_args)
         jobs["prepare"] = _submit([prep])

@@ -4,6 +4,7 @@ only use ΔL = 0; with $LLAMP_PATCHED_MPICH_PREFIX (or the build script's cache)
 import csv
 import json
 import os
+import statistics
 import unittest
 
 from campaign_testlib import BUILD_DIR, TEST_APP, campaign, temp_dir
@@ -48,9 +49,15 @@ class LocalCampaignTest(unittest.TestCase):
             self.assertGreaterEqual(row["mean_ns"], 40e6, row)
             self.assertGreaterEqual(row["predicted_ns"], 40e6, row)
             self.assertLess(row["predicted_ns"], 10 * report["traced_runtime_ns"] + 1e9, row)
-        # Three traced runs (the default --trace-runs); the graph comes from the median one.
+        # Three traced runs (the default --trace-runs), each after an untraced reference run; the
+        # graph comes from the traced run closest to the references' median.
         self.assertEqual(len(report["traced_runtimes_ns"]), 3)
-        self.assertEqual(report["traced_runtime_ns"], sorted(report["traced_runtimes_ns"])[1])
+        self.assertEqual(len(report["reference_runtimes_ns"]), 3)
+        self.assertEqual(report["trace_selection"], "closest to the untraced reference")
+        reference = statistics.median(report["reference_runtimes_ns"])
+        self.assertEqual(report["reference_runtime_ns"], reference)
+        self.assertEqual(abs(report["traced_runtime_ns"] - reference),
+                         min(abs(t - reference) for t in report["traced_runtimes_ns"]))
         self.assertEqual(report["traced_runtimes_ns"][report["kept_trace"] - 1], report["traced_runtime_ns"])
         self.assertEqual(report["trace_dir"], os.path.join(out, f"trace-{report['kept_trace']}"))
         # Traces 2 and 3 ran among the measured runs, not before them.

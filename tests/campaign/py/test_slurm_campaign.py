@@ -62,7 +62,10 @@ class SlurmCampaignTest(unittest.TestCase):
     def test_campaign_through_sbatch_and_resume(self):
         d = temp_dir(self)
         out = os.path.join(d, "campaign")
-        prediction = [] if FULL_PIPELINE else ["--no-prediction", "--params", hand_made_params(d)]
+        # No untraced reference runs before the traced ones (the local e2e campaign has them): the
+        # app's one failure must hit a measured run, whose retry this test checks.
+        prediction = (["--no-trace-reference"] if FULL_PIPELINE
+                      else ["--no-prediction", "--params", hand_made_params(d)])
         # Submitted from another directory: nothing may depend on the caller's working directory.
         self.addCleanup(os.chdir, os.getcwd())
         os.chdir(d)
@@ -82,8 +85,10 @@ class SlurmCampaignTest(unittest.TestCase):
         if FULL_PIPELINE:
             self.assertIn("rrmse", report)
             self.assertGreater(report["per_delta"][0]["predicted_ns"], 0)
-            # The prepare job traced three times (default --trace-runs) and kept the median run.
+            # The prepare job traced three times (default --trace-runs) and, without reference
+            # runs, kept the median run.
             self.assertEqual(len(report["traced_runtimes_ns"]), 3)
+            self.assertEqual(report["trace_selection"], "median")
             self.assertEqual(report["traced_runtime_ns"], sorted(report["traced_runtimes_ns"])[1])
             # ... and recorded the machine's noise three times (default --noise-runs) for the
             # prediction with noise.

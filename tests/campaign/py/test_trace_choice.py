@@ -1,6 +1,6 @@
 """Which of K traced runs the campaign models (--trace-runs): the one whose traced runtime, read
-from the runtime timer's records, is the median; the lower median for even K. Hand-made records,
-no MPI."""
+from the runtime timer's records, is closest to the median of the untraced reference runs; without
+references the median traced run, the lower median for even K. Hand-made records, no MPI."""
 import json
 import os
 import unittest
@@ -10,9 +10,10 @@ from campaign_testlib import temp_dir
 from campaign import config, prepare, report
 
 
-def write_records(campaign, k, per_rank_ns):
-    """runtime-<rank>.txt of traced run k, as libllamp_runtime_timer.so writes them."""
-    _, runtime_dir = prepare.trace_run_dirs(campaign, k)
+def write_records(campaign, k, per_rank_ns, reference=False):
+    """runtime-<rank>.txt of traced run k (or of its untraced reference run), as
+    libllamp_runtime_timer.so writes them."""
+    runtime_dir = prepare.reference_run_dir(campaign, k) if reference else prepare.trace_run_dirs(campaign, k)[1]
     os.makedirs(runtime_dir, exist_ok=True)
     for rank, ns in enumerate(per_rank_ns):
         with open(os.path.join(runtime_dir, f"runtime-{rank}.txt"), "w") as f:
@@ -70,7 +71,7 @@ class TraceChoiceTest(unittest.TestCase):
 
     def test_odd_count_keeps_the_median_run(self):
         c = self.campaign([192, 128, 150])
-        chosen = prepare.median_trace(c)
+        chosen = prepare.representative_trace(c)
         self.assertEqual(chosen["kept_trace"], 3)
         self.assertEqual(chosen["traced_runtime_ns"], 150_000_000)
         self.assertEqual(chosen["traced_runtimes_ns"], [192_000_000, 128_000_000, 150_000_000])
@@ -78,19 +79,45 @@ class TraceChoiceTest(unittest.TestCase):
 
     def test_even_count_keeps_the_lower_median(self):
         c = self.campaign([190, 120, 160, 130])
-        chosen = prepare.median_trace(c)
+        chosen = prepare.representative_trace(c)
         self.assertEqual(chosen["kept_trace"], 4)  # sorted 120, 130, 160, 190: the lower median is 130
         self.assertEqual(chosen["traced_runtime_ns"], 130_000_000)
 
     def test_single_run_and_ties(self):
-        self.assertEqual(prepare.median_trace(self.campaign([170]))["kept_trace"], 1)
-        self.assertEqual(prepare.median_trace(self.campaign([140, 140, 140]))["kept_trace"], 2)
+        self.assertEqual(prepare.representative_trace(self.campaign([170]))["kept_trace"], 1)
+        self.assertEqual(prepare.representative_trace(self.campaign([140, 140, 140]))["kept_trace"], 2)
+
+    def test_with_references_keeps_the_traced_run_closest_to_their_median(self):
+        # app_completions: most traced runs polled in step with their messages and ran fast; the
+        # untraced ones did not. The one traced run that ran like them is the one to model.
+        c = self.campaign([199.6, 221.6, 204.4, 197.6, 265.7])
+        for k, ms in enumerate([262.0, 258.5, 290.1, 255.3, 263.9], start=1):
+            write_records(c, k, [int(ms * 1e6), int(ms * 1e6) - 1000], reference=True)
+        chosen = prepare.representative_trace(c)
+        self.assertEqual(chosen["kept_trace"], 5)
+        self.assertEqual(chosen["selection"], "closest to the untraced reference")
+        self.assertEqual(chosen["reference_runtime_ns"], 262_000_000)
+        self.assertEqual(len(chosen["reference_runtimes_ns"]), 5)
+        with open(c.path("trace.done.json"), "w") as f:
+            json.dump(chosen, f)
+        text = report.markdown(c, report.build(c))
+        self.assertIn("Kept trace-5, of 5 traced runs (0.19960, 0.22160, 0.20440, 0.19760, 0.26570 s) the closest "
+                      "to the median of the untraced reference runs", text)
+        self.assertIn("Tracing changed the runtime by -21.98 %", text)  # 204.4 against 262.0
+        # A missing reference record only leaves it out of the median; ties go to the earlier trace.
+        c = self.campaign([140, 160, 150])
+        write_records(c, 1, [150_000_000, 150_000_000], reference=True)
+        write_records(c, 3, [150_000_000, 150_000_000], reference=True)
+        self.assertEqual(prepare.representative_trace(c)["kept_trace"], 3)
+        c2 = self.campaign([145, 155])
+        write_records(c2, 1, [150_000_000, 150_000_000], reference=True)
+        self.assertEqual(prepare.representative_trace(c2)["kept_trace"], 1)
 
     def test_missing_record_names_the_run(self):
         c = self.campaign([150, 120, 130])
         os.remove(os.path.join(prepare.trace_run_dirs(c, 2)[1], "runtime-1.txt"))
         with self.assertRaisesRegex(prepare.StepError, "traced run 2: .*trace-2-runtime.*1 of 2 ranks"):
-            prepare.median_trace(c)
+            prepare.representative_trace(c)
 
     def test_finished_traces_are_not_redone(self):
         # Every trace has its records and its done mark: trace_application only picks the median,
@@ -129,7 +156,7 @@ class TraceChoiceTest(unittest.TestCase):
     def test_report_lists_every_traced_runtime(self):
         c = self.campaign([192, 128, 150])
         with open(c.path("trace.done.json"), "w") as f:
-            json.dump(prepare.median_trace(c), f)
+            json.dump(prepare.representative_trace(c), f)
         result = report.build(c)
         self.assertEqual(result["traced_runtimes_ns"], [192_000_000, 128_000_000, 150_000_000])
         self.assertEqual(result["kept_trace"], 3)
