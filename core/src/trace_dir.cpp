@@ -36,6 +36,44 @@ void write_meta(const std::string& dir, const TraceMeta& m) {
   fs::rename(tmp, path);
 }
 
+std::string tracer_cost_file_name(uint32_t rank) { return fmt::format("tracer-cost-{:05d}.json", rank); }
+
+void write_tracer_cost(const std::string& dir, uint32_t rank, const TracerCost& cost) {
+  json record = json::object();
+  for (const auto& [call, ns] : cost.record_ns) record[call] = ns;
+  const json j = {{"format", "llamp-tracer-cost"},
+                  {"rank", rank},
+                  {"samples", cost.samples},
+                  {"encode_ns", cost.encode_ns},
+                  {"record_ns", record}};
+  const std::string path = (fs::path(dir) / tracer_cost_file_name(rank)).string();
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) throw Error(fmt::format("{}: cannot write the tracer's cost", tmp));
+    out << j.dump(2) << '\n';
+  }
+  fs::rename(tmp, path);
+}
+
+std::optional<TracerCost> read_tracer_cost(const std::string& dir, uint32_t rank) {
+  const std::string path = (fs::path(dir) / tracer_cost_file_name(rank)).string();
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  try {
+    const json j = json::parse(in);
+    if (j.at("format") != "llamp-tracer-cost") throw Error(fmt::format("{}: not an llamp tracer cost file", path));
+    TracerCost c;
+    c.samples = j.at("samples").get<uint64_t>();
+    c.encode_ns = j.at("encode_ns").get<double>();
+    for (const auto& [call, ns] : j.at("record_ns").items()) c.record_ns[call] = ns.get<double>();
+    if (c.encode_ns < 0) throw Error(fmt::format("{}: negative encode_ns", path));
+    return c;
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("{}: malformed tracer cost: {}", path, e.what()));
+  }
+}
+
 TraceMeta read_meta(const std::string& dir) {
   const std::string path = (fs::path(dir) / kMetaFileName).string();
   std::ifstream in(path);

@@ -13,7 +13,8 @@ using trace::Call;
 using trace::Event;
 using trace::Family;
 
-RankBuilder::RankBuilder(uint32_t rank, GenerationContext& ctx) : rank_(rank), ctx_(ctx), sink_(ctx.sink) {}
+RankBuilder::RankBuilder(uint32_t rank, GenerationContext& ctx, const TracerTime& tracer_time)
+    : rank_(rank), ctx_(ctx), tracer_time_(tracer_time), sink_(ctx.sink) {}
 
 // ---------------------------------------------------------------- time and calc vertices
 
@@ -49,7 +50,7 @@ void RankBuilder::switch_thread(uint32_t thread, uint64_t start_ns) {
 }
 
 // Computation is the time outside MPI: the gap between the end of the thread's previous call and
-// the start of this one.
+// the start of this one, less the tracer's encoding of the previous event, which happened there.
 void RankBuilder::account_time(const Event& e) {
   switch_thread(e.thread, e.t_start_ns);
   rank_last_end_ns_ = rank_have_time_ ? std::max(rank_last_end_ns_, e.t_end_ns) : e.t_end_ns;
@@ -59,7 +60,12 @@ void RankBuilder::account_time(const Event& e) {
     chain_.last_end_ns = e.t_end_ns;
     return;
   }
-  if (e.t_start_ns > chain_.last_end_ns) chain_.pending_calc_ns += e.t_start_ns - chain_.last_end_ns;
+  if (e.t_start_ns > chain_.last_end_ns) {
+    const uint64_t gap = e.t_start_ns - chain_.last_end_ns;
+    const uint64_t own = std::min(gap, tracer_time_.encode_ns);
+    chain_.pending_calc_ns += gap - own;
+    ctx_.stats.tracer_time_ns += own;
+  }
   chain_.last_end_ns = std::max(chain_.last_end_ns, e.t_end_ns);
 }
 
@@ -149,7 +155,10 @@ bool cannot_wait(const Event& e) {
 
 void RankBuilder::count_initiation_time(const Event& e, bool alone) {
   if (!ctx_.options.initiation_time || !(alone || cannot_wait(e)) || e.t_end_ns <= e.t_start_ns) return;
-  const uint64_t d = e.t_end_ns - e.t_start_ns;
+  uint64_t d = e.t_end_ns - e.t_start_ns;
+  const uint64_t own = std::min<uint64_t>(d, tracer_time_.record_ns[static_cast<uint8_t>(e.call)]);
+  d -= own;  // the tracer building the event after the MPI library returned
+  ctx_.stats.tracer_time_ns += own;
   chain_.pending_calc_ns += d;  // after the operations the call started: they began at its entry
   ++ctx_.stats.initiation_calls;
   ctx_.stats.initiation_ns += d;

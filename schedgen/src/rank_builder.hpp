@@ -9,6 +9,7 @@
 
 #include "flat_id_map.hpp"
 #include "generation_context.hpp"
+#include "tracer_time.hpp"
 #include "llamp/schedgen/collectives.hpp"
 #include "llamp/trace_event.hpp"
 
@@ -16,7 +17,7 @@ namespace llamp::schedgen {
 
 class RankBuilder {
  public:
-  RankBuilder(uint32_t rank, GenerationContext& ctx);
+  RankBuilder(uint32_t rank, GenerationContext& ctx, const TracerTime& tracer_time);
 
   // Every event except (i)collectives, which the driver gathers across members first.
   void on_event(const trace::Event& e, uint64_t call_index);
@@ -155,6 +156,7 @@ class RankBuilder {
 
   uint32_t rank_;
   GenerationContext& ctx_;
+  TracerTime tracer_time_;
   CountingSink& sink_;  // the concrete (final) type, so calls into it are direct
 
   // The last few polling periods of one polling call and their median, which one loop stretched

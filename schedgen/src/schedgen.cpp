@@ -47,7 +47,7 @@ class Pass {
   Pass(trace::TraceDir& td, graph::GraphSink* target, const Options& opts, Stats& stats, const DropSet* drop)
       : td_(td), opts_(opts), stats_(stats), n_(td.meta.ranks), ctx_(target, opts, stats, n_, drop) {
     builders_.reserve(n_);
-    for (uint32_t r = 0; r < n_; ++r) builders_.emplace_back(r, ctx_);
+    for (uint32_t r = 0; r < n_; ++r) builders_.emplace_back(r, ctx_, tracer_time(td.path, r, opts));
     cur_.assign(n_, nullptr);
     call_index_.assign(n_, 0);
     stalled_.assign(n_, false);

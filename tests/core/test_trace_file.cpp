@@ -172,3 +172,31 @@ TEST(TraceDir, MetaRoundTripAndMissingRank) {
   write_trace(dir, 10);  // rank 0 only, but its header says world size 1
   EXPECT_THROW(TraceDir::open(dir.string()), llamp::Error);
 }
+
+// The tracer's sampled own time: written at MPI_Finalize, read by schedgen; absent for older traces,
+// and a malformed file is an error naming it.
+TEST(TraceDir, TracerCostRoundTripAbsentAndMalformed) {
+  auto dir = temp_dir("cost");
+  EXPECT_FALSE(read_tracer_cost(dir.string(), 0).has_value());
+  TracerCost c;
+  c.samples = 64;
+  c.encode_ns = 17.5;
+  c.record_ns["MPI_Isend"] = 31.0;
+  write_tracer_cost(dir.string(), 3, c);
+  EXPECT_TRUE(std::filesystem::exists(dir / "tracer-cost-00003.json"));
+  const auto back = read_tracer_cost(dir.string(), 3);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->samples, 64u);
+  EXPECT_DOUBLE_EQ(back->encode_ns, 17.5);
+  EXPECT_DOUBLE_EQ(back->record_ns.at("MPI_Isend"), 31.0);
+  {
+    std::ofstream bad(dir / "tracer-cost-00001.json");
+    bad << "{\"format\": \"llamp-tracer-cost\", \"samples\": 3}";
+  }
+  try {
+    read_tracer_cost(dir.string(), 1);
+    FAIL();
+  } catch (const llamp::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tracer-cost-00001.json"), std::string::npos) << e.what();
+  }
+}

@@ -243,6 +243,46 @@ TEST(SchedgenP2P, IprobeLoopLagGoesToTheReceiveThatFollows) {
   EXPECT_EQ(st.polled_completions, 0u);
 }
 
+// The tracer's sampled own time (tracer-cost-NNNNN.json) comes off the computation: its encoding
+// of each event off the gap after the call, its building of an MPI_Isend's event off the time
+// inside the call counted as computation. Without the file, or with --no-tracer-time, the trace's
+// times stand.
+TEST(SchedgenP2P, TracersOwnTimeIsTakenOffTheComputation) {
+  TraceSpec t(2);
+  t[0].compute(100).isend(1, 0, 8, /*request*/ 1);  // 10 ns inside
+  t[0].compute(50).wait(Call::Wait, {1}, {{1}});
+  t[0].compute(30);
+  t[1].compute(100).recv(0, 0, 8, 0, 0);
+  t[1].compute(3);  // shorter than the encoding: nothing left
+  const std::string dir = t.write("own_time");
+  Stats st;
+  graph::Graph plain = build_graph(dir, {}, &st);
+  EXPECT_EQ(st.tracer_time_ns, 0u);
+  trace::TracerCost cost;
+  cost.samples = 16;
+  cost.encode_ns = 6;
+  cost.record_ns["MPI_Isend"] = 4;
+  trace::write_tracer_cost(dir, 0, cost);
+  trace::write_tracer_cost(dir, 1, cost);
+  graph::Graph g = build_graph(dir, {}, &st);
+  ASSERT_EQ(kinds_of(g, 0), kinds_of(plain, 0));
+  ASSERT_EQ(kinds_of(g, 0), "c s c c");
+  // after the Isend: its 10 ns less 4 of building the event, and the gap less 6 of encoding it
+  EXPECT_EQ(value(plain, 0, 2), 60u);
+  EXPECT_EQ(value(g, 0, 2), 50u);
+  EXPECT_EQ(value(plain, 0, 3), 30u);
+  EXPECT_EQ(value(g, 0, 3), 24u);
+  EXPECT_EQ(value(g, 1, 2), 0u);
+  // rank 0: three gaps (from MPI_Init, after the Isend, after the Wait) and the Isend's building;
+  // rank 1: two gaps, the last only 3 ns long
+  EXPECT_EQ(st.tracer_time_ns, 3 * 6u + 4u + 6u + 3u);
+  Options keep;
+  keep.tracer_time = false;
+  g = build_graph(dir, keep, &st);
+  EXPECT_EQ(value(g, 0, 2), 60u);
+  EXPECT_EQ(st.tracer_time_ns, 0u);
+}
+
 // ANY_SOURCE/ANY_TAG receives are bound to what actually matched, and receives of one stream pair
 // with sends in posting order even when they complete in the other order.
 TEST(SchedgenP2P, WildcardBoundToActualSourceInPostingOrder) {

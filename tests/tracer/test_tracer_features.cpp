@@ -288,3 +288,22 @@ TEST(TracerDefaults, DefaultDirectoryIsOneNewLlampTraceDirInTheWorkingDirectory)
   EXPECT_EQ(dir.ranks.size(), 4u);
   EXPECT_TRUE(dir.truncated_ranks().empty());
 }
+
+// At MPI_Finalize every rank writes the sampled time its tracer spent where the stamps cannot
+// leave it out (encoding after the end stamp, building the event after the library returned);
+// schedgen takes it off the computation.
+TEST(TracerOwnTime, EveryRankWritesItsSampledCost) {
+  const std::string work = scratch_dir("own-time");
+  RunResult r = run_mpi(2, LLAMP_APP_HALO2D, "200 32 8 5", {{"LLAMP_TRACE_DIR", work + "/trace"}}, work);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (uint32_t rank = 0; rank < 2; ++rank) {
+    const auto cost = trace::read_tracer_cost(work + "/trace", rank);
+    ASSERT_TRUE(cost.has_value()) << "rank " << rank;
+    // 200 iterations of a few calls each: one call in 16 is sampled.
+    EXPECT_GE(cost->samples, 20u);
+    EXPECT_GT(cost->encode_ns, 0.0);
+    EXPECT_LT(cost->encode_ns, 1e6) << "a per-event cost, not a total";
+    ASSERT_TRUE(cost->record_ns.count("MPI_Isend")) << "the halo's sends are sampled";
+    EXPECT_GT(cost->record_ns.at("MPI_Isend"), 0.0);
+  }
+}

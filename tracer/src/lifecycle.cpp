@@ -126,6 +126,13 @@ void shutdown(bool complete) {
   g_tracing.store(false);
   flush_all_threads();
   if (runtime().writer) runtime().writer->close(complete);
+  if (complete && runtime().writer) {
+    try {
+      trace::write_tracer_cost(runtime().dir, static_cast<uint32_t>(runtime().world_rank), tracer_cost());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "llamp-trace: rank %d: %s (the trace itself is complete)\n", runtime().world_rank, e.what());
+    }
+  }
 }
 
 // Opens the trace on every rank; on any failure every rank agrees to run untraced and rank 0

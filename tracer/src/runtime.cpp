@@ -10,6 +10,7 @@
 
 namespace llamp::tracer {
 
+thread_local CostSample tls_cost_sample __attribute__((tls_model("initial-exec")));
 std::atomic<bool> g_tracing{false};
 std::atomic<bool> g_initialized{false};
 bool g_counters_on = false;
@@ -73,8 +74,49 @@ trace::Event& start_event(ThreadState& ts, trace::Call call, uint64_t t0, uint64
   return e;
 }
 
+static void encode(ThreadState& ts);
+
 void emit(ThreadState& ts) {
-  ts.event.t_end_ns = std::max(ts.event.t_end_ns, now_ns());
+  const uint64_t stamped = now_ns();
+  ts.event.t_end_ns = std::max(ts.event.t_end_ns, stamped);
+  encode(ts);
+  const uint64_t returned = tls_cost_sample.returned_ns;
+  if (returned == 0) [[likely]]
+    return;
+  tls_cost_sample.returned_ns = 0;
+  // A sample left by a call that recorded nothing (tracing paused) is older than this call.
+  if (returned < ts.event.t_start_ns || returned > stamped) return;
+  ++ts.cost.samples;
+  ts.cost.encode_ns += now_ns() - stamped;
+  ts.cost.record_ns[static_cast<uint8_t>(ts.event.call)] += stamped - returned;
+  ++ts.cost.record_samples[static_cast<uint8_t>(ts.event.call)];
+}
+
+trace::TracerCost tracer_cost() {
+  CostTotals sum;
+  {
+    Threads& t = threads();
+    std::lock_guard lock(t.mutex);
+    for (const auto& ts : t.all) {
+      sum.samples += ts->cost.samples;
+      sum.encode_ns += ts->cost.encode_ns;
+      for (size_t c = 0; c < sum.record_ns.size(); ++c) {
+        sum.record_ns[c] += ts->cost.record_ns[c];
+        sum.record_samples[c] += ts->cost.record_samples[c];
+      }
+    }
+  }
+  trace::TracerCost cost;
+  cost.samples = sum.samples;
+  if (sum.samples) cost.encode_ns = static_cast<double>(sum.encode_ns) / static_cast<double>(sum.samples);
+  for (size_t c = 0; c < sum.record_ns.size(); ++c)
+    if (sum.record_samples[c])
+      cost.record_ns[std::string(trace::call_name(static_cast<trace::Call>(c)))] =
+          static_cast<double>(sum.record_ns[c]) / static_cast<double>(sum.record_samples[c]);
+  return cost;
+}
+
+static void encode(ThreadState& ts) {
   const trace::Event& e = ts.event;
   ChunkWriter* w = runtime().writer.get();
   if (!w) return;

@@ -3,6 +3,7 @@
 // Event into bytes in the calling thread's chunk.
 #include <mpi.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "clock.hpp"
 #include "handle_table.hpp"
 #include "llamp/trace_codec.hpp"
+#include "llamp/trace_dir.hpp"
 #include "llamp/trace_event.hpp"
 
 namespace llamp::tracer {
@@ -29,8 +31,27 @@ extern bool g_counters_on;
 
 inline bool tracing() { return g_tracing.load(std::memory_order_relaxed); }
 
+// The tracer's own cost, sampled (docs/tracer.md, "The tracer's own time"): one call in
+// kCostSampleEvery per thread reads the clock once more, when the MPI library returns, and emit
+// measures from there to its end stamp (building the event, inside the call) and from that stamp
+// to the encoded event (inside the gap after the call, where no timestamp can exclude it).
+inline constexpr uint32_t kCostSampleEvery = 16;
+struct CostSample {
+  uint32_t tick = 0;
+  uint64_t returned_ns = 0;  // the sampled call's return from the MPI library; 0: none pending
+};
+// initial-exec: one %fs-relative access on the hot path (the library is preloaded, so its TLS is
+// static), where the default model calls __tls_get_addr.
+extern thread_local CostSample tls_cost_sample __attribute__((tls_model("initial-exec")));
+
+struct CostTotals {
+  uint64_t samples = 0, encode_ns = 0;
+  std::array<uint64_t, 256> record_ns{}, record_samples{};  // by call id
+};
+
 struct ThreadState {
   uint32_t id = 0;
+  CostTotals cost;
   Chunk* chunk = nullptr;
   trace::BlockState block;  // codec state of the chunk being filled
   trace::Event event;
@@ -71,6 +92,8 @@ trace::Event& start_event(ThreadState& ts, trace::Call call, uint64_t t0, uint64
 void emit(ThreadState& ts);
 // Hands every thread's partial chunk to the writer (finalize, abort, exit).
 void flush_all_threads();
+// The sampled cost of all threads, as the trace directory keeps it.
+trace::TracerCost tracer_cost();
 
 // Request kinds, kept in the low bits of a request's aux word (CommInfo is 16-aligned).
 // kReqActive: a persistent request between its Start and its completion.
@@ -115,6 +138,8 @@ inline uint64_t call_begin() {
 // recording counts as time inside the call, not as the application's computation after it.
 // Returns 0 ("not stamped yet") unless counters read the call's end here.
 inline uint64_t call_end() {
+  if (++tls_cost_sample.tick % kCostSampleEvery == 0) [[unlikely]]
+    tls_cost_sample.returned_ns = now_ns();
   if (!g_counters_on) return 0;
   const uint64_t t = now_ns();
   counters_end(thread_state());

@@ -1,6 +1,9 @@
 #pragma once
 // A trace directory: meta.json (the run) plus one rank-NNNNN.llt file per rank.
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +25,22 @@ struct TraceMeta {
   std::vector<std::string> counters;  // counter names, in the order of Event::counters
   std::string job_id;                 // SLURM_JOB_ID or similar, if any
 };
+
+// The tracer's own time on one rank that the trace's timestamps cannot leave out (tracer-cost-NNNNN.json,
+// written at MPI_Finalize; docs/FORMATS.md), from a sample of the rank's calls.
+struct TracerCost {
+  uint64_t samples = 0;
+  // Per event: encoding it, after the call's end stamp, so inside the gap to the next call.
+  double encode_ns = 0;
+  // Per call: building its event, from the MPI library's return to the end stamp, so inside the
+  // call's duration.
+  std::map<std::string, double, std::less<>> record_ns;
+};
+std::string tracer_cost_file_name(uint32_t rank);
+void write_tracer_cost(const std::string& dir, uint32_t rank, const TracerCost& cost);
+// nullopt when the file does not exist (a trace from before it, or a rank that did not finalize);
+// throws llamp::Error naming the file when it is malformed.
+std::optional<TracerCost> read_tracer_cost(const std::string& dir, uint32_t rank);
 
 void write_meta(const std::string& dir, const TraceMeta& meta);
 // Throws llamp::Error naming the file on missing or malformed metadata.

@@ -31,6 +31,11 @@ struct Options {
   // it as o_coll). Added as computation at the start of every blocking collective over two or more
   // ranks; nonblocking ones have their start counted by initiation_time already.
   double collective_overhead_ns = 0;
+  // The tracer's own time that its stamps cannot leave out (the sample in the trace's
+  // tracer-cost-NNNNN.json): encoding each event, after the call's end stamp, is taken off the gap
+  // that follows; building the event, after the MPI library returned, off the time inside a call
+  // counted as computation (docs/schedgen.md, "The tracer's own time").
+  bool tracer_time = true;
 };
 
 // One send or receive without a partner, as named in errors.
@@ -55,6 +60,7 @@ struct Stats {
   uint64_t sync_acks = 0;                  // acknowledgements added for synchronous sends (MPI_Ssend ...)
   uint64_t polled_completions = 0;         // completions found by a polling loop, with their detection lag
   uint64_t first_poll_completions = 0;     // ... of them found at the loop's first poll
+  uint64_t tracer_time_ns = 0;             // the tracer's own time taken off the computation
   uint64_t poll_lag_ns = 0;                // the sum of those lags (their caps)
   uint64_t initiation_calls = 0;           // calls that cannot wait whose time counts as computation
   uint64_t initiation_ns = 0;              // the time inside them (all ranks)
