@@ -27,7 +27,7 @@ struct CliArgs {
   bool allow_truncated = false;
   bool no_poll_lag = false;
   bool no_initiation_time = false;
-  bool no_tracer_time = false;
+  bool tracer_time = false;
   std::string collective_overhead = "0ns";
 };
 
@@ -40,7 +40,7 @@ void run(const CliArgs& a) {
   opts.allow_truncated = a.allow_truncated;
   opts.poll_lag = !a.no_poll_lag;
   opts.initiation_time = !a.no_initiation_time;
-  opts.tracer_time = !a.no_tracer_time;
+  opts.tracer_time = a.tracer_time;
   opts.collective_overhead_ns = units::parse_time_ns(a.collective_overhead, "--collective-overhead");
 
   namespace fs = std::filesystem;
@@ -125,10 +125,10 @@ void register_cli(CLI::App& app) {
                 "*_init, MPI_Request_free, nonblocking collectives' start, collectives over one rank) as computation: "
                 "only the gaps between "
                 "calls, as LogGOPSim's Schedgen does");
-  sub->add_flag("--no-tracer-time", args->no_tracer_time,
-                "Keep the tracer's own time in the computation (by default the sampled time it spends encoding "
-                "each event, in the gap after the call, and building it, inside calls counted as computation, is "
-                "taken off; see the trace's tracer-cost-*.json)");
+  sub->add_flag("--tracer-time", args->tracer_time,
+                "Take the tracer's own time off the computation: the sampled time it spends encoding each event "
+                "(in the gap after the call) and building it (inside calls counted as computation), from the "
+                "trace's tracer-cost-*.json");
   sub->add_option("--collective-overhead", args->collective_overhead,
                   "CPU time of a blocking collective call beyond the messages of its algorithm (o_coll of "
                   "llamp-loggp's params.json, e.g. 400ns), added as computation at the start of every blocking "

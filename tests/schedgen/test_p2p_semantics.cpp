@@ -243,10 +243,10 @@ TEST(SchedgenP2P, IprobeLoopLagGoesToTheReceiveThatFollows) {
   EXPECT_EQ(st.polled_completions, 0u);
 }
 
-// The tracer's sampled own time (tracer-cost-NNNNN.json) comes off the computation: its encoding
-// of each event off the gap after the call, its building of an MPI_Isend's event off the time
-// inside the call counted as computation. Without the file, or with --no-tracer-time, the trace's
-// times stand.
+// With --tracer-time the tracer's sampled own time (tracer-cost-NNNNN.json) comes off the
+// computation: its encoding of each event off the gap after the call, its building of an
+// MPI_Isend's event off the time inside the call counted as computation. Without the file, or by
+// default, the trace's times stand.
 TEST(SchedgenP2P, TracersOwnTimeIsTakenOffTheComputation) {
   TraceSpec t(2);
   t[0].compute(100).isend(1, 0, 8, /*request*/ 1);  // 10 ns inside
@@ -255,8 +255,10 @@ TEST(SchedgenP2P, TracersOwnTimeIsTakenOffTheComputation) {
   t[1].compute(100).recv(0, 0, 8, 0, 0);
   t[1].compute(3);  // shorter than the encoding: nothing left
   const std::string dir = t.write("own_time");
+  Options take_off;
+  take_off.tracer_time = true;
   Stats st;
-  graph::Graph plain = build_graph(dir, {}, &st);
+  graph::Graph plain = build_graph(dir, take_off, &st);
   EXPECT_EQ(st.tracer_time_ns, 0u);
   trace::TracerCost cost;
   cost.samples = 16;
@@ -264,7 +266,7 @@ TEST(SchedgenP2P, TracersOwnTimeIsTakenOffTheComputation) {
   cost.record_ns["MPI_Isend"] = 4;
   trace::write_tracer_cost(dir, 0, cost);
   trace::write_tracer_cost(dir, 1, cost);
-  graph::Graph g = build_graph(dir, {}, &st);
+  graph::Graph g = build_graph(dir, take_off, &st);
   ASSERT_EQ(kinds_of(g, 0), kinds_of(plain, 0));
   ASSERT_EQ(kinds_of(g, 0), "c s c c");
   // after the Isend: its 10 ns less 4 of building the event, and the gap less 6 of encoding it
@@ -276,9 +278,7 @@ TEST(SchedgenP2P, TracersOwnTimeIsTakenOffTheComputation) {
   // rank 0: three gaps (from MPI_Init, after the Isend, after the Wait) and the Isend's building;
   // rank 1: two gaps, the last only 3 ns long
   EXPECT_EQ(st.tracer_time_ns, 3 * 6u + 4u + 6u + 3u);
-  Options keep;
-  keep.tracer_time = false;
-  g = build_graph(dir, keep, &st);
+  g = build_graph(dir, {}, &st);
   EXPECT_EQ(value(g, 0, 2), 60u);
   EXPECT_EQ(st.tracer_time_ns, 0u);
 }

@@ -294,12 +294,12 @@ TEST(TracerDefaults, DefaultDirectoryIsOneNewLlampTraceDirInTheWorkingDirectory)
 // schedgen takes it off the computation.
 TEST(TracerOwnTime, EveryRankWritesItsSampledCost) {
   const std::string work = scratch_dir("own-time");
-  RunResult r = run_mpi(2, LLAMP_APP_HALO2D, "200 32 8 5", {{"LLAMP_TRACE_DIR", work + "/trace"}}, work);
+  RunResult r = run_mpi(2, LLAMP_APP_HALO2D, "800 32 8 5", {{"LLAMP_TRACE_DIR", work + "/trace"}}, work);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (uint32_t rank = 0; rank < 2; ++rank) {
     const auto cost = trace::read_tracer_cost(work + "/trace", rank);
     ASSERT_TRUE(cost.has_value()) << "rank " << rank;
-    // 200 iterations of a few calls each: one call in 16 is sampled.
+    // 800 iterations of ~10 calls each: about one call in 64 is sampled.
     EXPECT_GE(cost->samples, 20u);
     EXPECT_GT(cost->encode_ns, 0.0);
     EXPECT_LT(cost->encode_ns, 1e6) << "a per-event cost, not a total";

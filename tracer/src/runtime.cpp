@@ -74,15 +74,18 @@ trace::Event& start_event(ThreadState& ts, trace::Call call, uint64_t t0, uint64
   return e;
 }
 
-static void encode(ThreadState& ts);
+[[gnu::noinline]] void sample_cost() {
+  CostSample& c = tls_cost_sample;
+  c.random ^= c.random << 13;
+  c.random ^= c.random >> 17;
+  c.random ^= c.random << 5;
+  c.countdown = 33 + (c.random & 63);
+  c.returned_ns = now_ns();
+}
 
-void emit(ThreadState& ts) {
-  const uint64_t stamped = now_ns();
-  ts.event.t_end_ns = std::max(ts.event.t_end_ns, stamped);
-  encode(ts);
+// A sampled call (CostSample): its cost, measured from the library's return and from the end stamp.
+[[gnu::noinline]] static void note_cost_sample(ThreadState& ts, uint64_t stamped) {
   const uint64_t returned = tls_cost_sample.returned_ns;
-  if (returned == 0) [[likely]]
-    return;
   tls_cost_sample.returned_ns = 0;
   // A sample left by a call that recorded nothing (tracing paused) is older than this call.
   if (returned < ts.event.t_start_ns || returned > stamped) return;
@@ -92,31 +95,9 @@ void emit(ThreadState& ts) {
   ++ts.cost.record_samples[static_cast<uint8_t>(ts.event.call)];
 }
 
-trace::TracerCost tracer_cost() {
-  CostTotals sum;
-  {
-    Threads& t = threads();
-    std::lock_guard lock(t.mutex);
-    for (const auto& ts : t.all) {
-      sum.samples += ts->cost.samples;
-      sum.encode_ns += ts->cost.encode_ns;
-      for (size_t c = 0; c < sum.record_ns.size(); ++c) {
-        sum.record_ns[c] += ts->cost.record_ns[c];
-        sum.record_samples[c] += ts->cost.record_samples[c];
-      }
-    }
-  }
-  trace::TracerCost cost;
-  cost.samples = sum.samples;
-  if (sum.samples) cost.encode_ns = static_cast<double>(sum.encode_ns) / static_cast<double>(sum.samples);
-  for (size_t c = 0; c < sum.record_ns.size(); ++c)
-    if (sum.record_samples[c])
-      cost.record_ns[std::string(trace::call_name(static_cast<trace::Call>(c)))] =
-          static_cast<double>(sum.record_ns[c]) / static_cast<double>(sum.record_samples[c]);
-  return cost;
-}
-
-static void encode(ThreadState& ts) {
+void emit(ThreadState& ts) {
+  const uint64_t stamped = now_ns();
+  ts.event.t_end_ns = std::max(ts.event.t_end_ns, stamped);
   const trace::Event& e = ts.event;
   ChunkWriter* w = runtime().writer.get();
   if (!w) return;
@@ -146,6 +127,32 @@ static void encode(ThreadState& ts) {
   }
   c->used = static_cast<size_t>(trace::encode_event(c->data.get() + c->used, e, ts.block) - c->data.get());
   ++c->count;
+  if (tls_cost_sample.returned_ns != 0) [[unlikely]]
+    note_cost_sample(ts, stamped);
+}
+
+trace::TracerCost tracer_cost() {
+  CostTotals sum;
+  {
+    Threads& t = threads();
+    std::lock_guard lock(t.mutex);
+    for (const auto& ts : t.all) {
+      sum.samples += ts->cost.samples;
+      sum.encode_ns += ts->cost.encode_ns;
+      for (size_t c = 0; c < sum.record_ns.size(); ++c) {
+        sum.record_ns[c] += ts->cost.record_ns[c];
+        sum.record_samples[c] += ts->cost.record_samples[c];
+      }
+    }
+  }
+  trace::TracerCost cost;
+  cost.samples = sum.samples;
+  if (sum.samples) cost.encode_ns = static_cast<double>(sum.encode_ns) / static_cast<double>(sum.samples);
+  for (size_t c = 0; c < sum.record_ns.size(); ++c)
+    if (sum.record_samples[c])
+      cost.record_ns[std::string(trace::call_name(static_cast<trace::Call>(c)))] =
+          static_cast<double>(sum.record_ns[c]) / static_cast<double>(sum.record_samples[c]);
+  return cost;
 }
 
 void flush_all_threads() {
