@@ -273,31 +273,30 @@ def representative_trace(campaign):
     return chosen
 
 
-def _reference_run(campaign, k, cmd, env, log):
-    """Untraced run k at ΔL = 0, launched like a measured run, for representative_trace."""
-    runtime_dir = reference_run_dir(campaign, k)
-    launch_env = dict(env)
-    launch_env["LLAMP_RUNTIME_DIR"] = runtime_dir
-    environment.with_preload(launch_env, [campaign.tools.timer_lib])
+def _probed_launch(campaign, name, what, cmd, env, fresh_dirs, runtime_dir, log):
+    """One launch at ΔL = 0 between core probes (launched again while they say slow-cores), into
+    fresh folders; returns the run's runtime from its runtime records."""
 
-    def reference_run(guard):
-        shutil.rmtree(runtime_dir, ignore_errors=True)
-        os.makedirs(runtime_dir)
-        _run_step(campaign, f"trace-{k}-reference", cmd, guard.environment(dict(launch_env)))
+    def launch(guard):
+        for d in fresh_dirs:
+            shutil.rmtree(d, ignore_errors=True)
+            os.makedirs(d)
+        _run_step(campaign, name, cmd, guard.environment(dict(env)))
         try:
             guard.in_run(read_core_probes(runtime_dir))
         except RecordError:
-            pass  # a missing record fails the reference run just below
+            pass  # a missing record fails the launch just below
 
-    _guarded_step(campaign, f"trace-{k}-reference", probed_cpus(campaign), reference_run, log)
+    _guarded_step(campaign, name, probed_cpus(campaign), launch, log)
     try:
         return read_run(runtime_dir, campaign.ranks)[1]
     except RecordError as e:
-        raise StepError(f"untraced reference run {k}: {e}")
+        raise StepError(f"{what}: {e}")
 
 
 def trace_once(campaign, k, log):
-    """Traced run k at ΔL = 0, skipped when a resumed campaign already finished it."""
+    """Traced run k at ΔL = 0, after its untraced reference run (launched like a measured run, for
+    representative_trace); skipped when a resumed campaign already finished it."""
     trace_dir, runtime_dir = trace_run_dirs(campaign, k)
     done = trace_dir + ".done"
     if os.path.exists(done):
@@ -306,28 +305,19 @@ def trace_once(campaign, k, log):
     cmd = list(campaign.mpiexec) + ["-n", str(campaign.ranks)] + list(campaign.app)
     reference = ""
     if campaign.trace_reference:
-        untraced = _reference_run(campaign, k, cmd, environment.base_environment(campaign), log)
+        reference_dir = reference_run_dir(campaign, k)
+        env = environment.base_environment(campaign)
+        env["LLAMP_RUNTIME_DIR"] = reference_dir
+        environment.with_preload(env, [campaign.tools.timer_lib])
+        untraced = _probed_launch(campaign, f"trace-{k}-reference", f"untraced reference run {k}", cmd, env,
+                                  [reference_dir], reference_dir, log)
         reference = f", untraced reference {untraced / 1e9:.4f} s"
     env = environment.base_environment(campaign)
     env["LLAMP_TRACE_DIR"] = trace_dir
     env["LLAMP_RUNTIME_DIR"] = runtime_dir
     environment.with_preload(env, [campaign.tools.timer_lib, campaign.tools.tracer_lib])
-
-    def traced_run(guard):
-        for d in (trace_dir, runtime_dir):
-            shutil.rmtree(d, ignore_errors=True)
-            os.makedirs(d)
-        _run_step(campaign, f"trace-{k}", cmd, guard.environment(dict(env)))
-        try:
-            guard.in_run(read_core_probes(runtime_dir))
-        except RecordError:
-            pass  # a missing record fails the traced run just below
-
-    _guarded_step(campaign, f"trace-{k}", probed_cpus(campaign), traced_run, log)
-    try:
-        _, traced_runtime = read_run(runtime_dir, campaign.ranks)
-    except RecordError as e:
-        raise StepError(f"traced run {k}: {e}")
+    traced_runtime = _probed_launch(campaign, f"trace-{k}", f"traced run {k}", cmd, env, [trace_dir, runtime_dir],
+                                    runtime_dir, log)
     open(done, "w").close()
     log(f"trace {k}/{campaign.trace_runs}: {trace_dir} (traced run {traced_runtime / 1e9:.4f} s{reference})")
 
