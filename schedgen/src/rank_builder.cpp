@@ -13,7 +13,7 @@ using trace::Call;
 using trace::Event;
 using trace::Family;
 
-RankBuilder::RankBuilder(uint32_t rank, GenerationContext& ctx, const TracerTime& tracer_time)
+RankBuilder::RankBuilder(uint32_t rank, GenerationContext& ctx, const TracerTime* tracer_time)
     : rank_(rank), ctx_(ctx), tracer_time_(tracer_time), sink_(ctx.sink) {}
 
 // ---------------------------------------------------------------- time and calc vertices
@@ -61,10 +61,13 @@ void RankBuilder::account_time(const Event& e) {
     return;
   }
   if (e.t_start_ns > chain_.last_end_ns) {
-    const uint64_t gap = e.t_start_ns - chain_.last_end_ns;
-    const uint64_t own = std::min(gap, tracer_time_.encode_ns);
-    chain_.pending_calc_ns += gap - own;
-    ctx_.stats.tracer_time_ns += own;
+    uint64_t gap = e.t_start_ns - chain_.last_end_ns;
+    if (tracer_time_) [[unlikely]] {
+      const uint64_t own = std::min(gap, tracer_time_->encode_ns);
+      gap -= own;
+      ctx_.stats.tracer_time_ns += own;
+    }
+    chain_.pending_calc_ns += gap;
   }
   chain_.last_end_ns = std::max(chain_.last_end_ns, e.t_end_ns);
 }
@@ -156,9 +159,11 @@ bool cannot_wait(const Event& e) {
 void RankBuilder::count_initiation_time(const Event& e, bool alone) {
   if (!ctx_.options.initiation_time || !(alone || cannot_wait(e)) || e.t_end_ns <= e.t_start_ns) return;
   uint64_t d = e.t_end_ns - e.t_start_ns;
-  const uint64_t own = std::min<uint64_t>(d, tracer_time_.record_ns[static_cast<uint8_t>(e.call)]);
-  d -= own;  // the tracer building the event after the MPI library returned
-  ctx_.stats.tracer_time_ns += own;
+  if (tracer_time_) {
+    const uint64_t own = std::min<uint64_t>(d, tracer_time_->record_ns[static_cast<uint8_t>(e.call)]);
+    d -= own;  // the tracer building the event after the MPI library returned
+    ctx_.stats.tracer_time_ns += own;
+  }
   chain_.pending_calc_ns += d;  // after the operations the call started: they began at its entry
   ++ctx_.stats.initiation_calls;
   ctx_.stats.initiation_ns += d;
@@ -186,7 +191,8 @@ void RankBuilder::track_polling(const Event& e) {
       ++chain_.poll_fails;
       return;
     case Poll::found: {
-      RecentPeriods& periods = chain_.poll_periods[poll_slot(e.call)];
+      if (!chain_.poll_periods) chain_.poll_periods = std::make_unique<std::array<RecentPeriods, 6>>();
+      RecentPeriods& periods = (*chain_.poll_periods)[poll_slot(e.call)];
       if (chain_.poll_fails > 0 && e.t_start_ns > chain_.poll_first_ns) {
         // A loop stretched by a stall is not polled that slowly once the stall is gone: its lag
         // takes the recent median when that is shorter.

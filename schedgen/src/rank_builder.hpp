@@ -4,6 +4,7 @@
 // edges for blocking chains, nonblocking starts and completions.
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -17,7 +18,8 @@ namespace llamp::schedgen {
 
 class RankBuilder {
  public:
-  RankBuilder(uint32_t rank, GenerationContext& ctx, const TracerTime& tracer_time);
+  // `tracer_time`: null unless --tracer-time (it outlives the builder).
+  RankBuilder(uint32_t rank, GenerationContext& ctx, const TracerTime* tracer_time);
 
   // Every event except (i)collectives, which the driver gathers across members first.
   void on_event(const trace::Event& e, uint64_t call_index);
@@ -156,8 +158,8 @@ class RankBuilder {
 
   uint32_t rank_;
   GenerationContext& ctx_;
-  TracerTime tracer_time_;
-  CountingSink& sink_;  // the concrete (final) type, so calls into it are direct
+  const TracerTime* tracer_time_;  // null: the trace's times stand
+  CountingSink& sink_;             // the concrete (final) type, so calls into it are direct
 
   // The last few polling periods of one polling call and their median, which one loop stretched
   // by a stall (a 1 ms detour inside a loop of eight polls) does not move.
@@ -189,8 +191,9 @@ class RankBuilder {
     uint64_t poll_first_ns = 0, probe_lag_ns = 0, probe_comm = 0;
     uint64_t probe_loop_calc = kNone;
     // The periods of the last polling loops (with failed polls) of each polling call, for the lag of
-    // a completion found at a loop's first poll.
-    std::array<RecentPeriods, 6> poll_periods{};
+    // a completion found at a loop's first poll; made at the first such loop (most ranks never poll,
+    // and the builders of all ranks stay small enough for the cache).
+    std::unique_ptr<std::array<RecentPeriods, 6>> poll_periods;
   };
   uint32_t thread_ = 0;
   ChainState chain_;

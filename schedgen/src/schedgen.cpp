@@ -47,7 +47,9 @@ class Pass {
   Pass(trace::TraceDir& td, graph::GraphSink* target, const Options& opts, Stats& stats, const DropSet* drop)
       : td_(td), opts_(opts), stats_(stats), n_(td.meta.ranks), ctx_(target, opts, stats, n_, drop) {
     builders_.reserve(n_);
-    for (uint32_t r = 0; r < n_; ++r) builders_.emplace_back(r, ctx_, tracer_time(td.path, r, opts));
+    if (opts.tracer_time)
+      for (uint32_t r = 0; r < n_; ++r) tracer_times_.push_back(tracer_time(td.path, r));
+    for (uint32_t r = 0; r < n_; ++r) builders_.emplace_back(r, ctx_, opts.tracer_time ? &tracer_times_[r] : nullptr);
     cur_.assign(n_, nullptr);
     call_index_.assign(n_, 0);
     stalled_.assign(n_, false);
@@ -76,6 +78,7 @@ class Pass {
   Stats& stats_;
   uint32_t n_;
   GenerationContext ctx_;
+  std::vector<TracerTime> tracer_times_;  // per rank, with --tracer-time
   std::vector<RankBuilder> builders_;
   std::vector<const Event*> cur_;
   std::vector<uint64_t> call_index_;

@@ -7,9 +7,8 @@
 
 namespace llamp::schedgen {
 
-TracerTime tracer_time(const std::string& trace_dir, uint32_t rank, const Options& opts) {
+TracerTime tracer_time(const std::string& trace_dir, uint32_t rank) {
   TracerTime t;
-  if (!opts.tracer_time) return t;
   const auto cost = trace::read_tracer_cost(trace_dir, rank);
   if (!cost) return t;
   t.encode_ns = static_cast<uint64_t>(std::llround(cost->encode_ns));

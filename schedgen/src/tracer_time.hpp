@@ -4,8 +4,6 @@
 #include <cstdint>
 #include <string>
 
-#include "llamp/schedgen/schedgen.hpp"
-
 namespace llamp::schedgen {
 
 // What one rank's tracer spent where its stamps cannot leave it out, from the sample the tracer
@@ -15,8 +13,8 @@ struct TracerTime {
   std::array<uint32_t, 256> record_ns{};  // per call id, inside the call, after the MPI library returned
 };
 
-// Zeros when the trace has no cost file for the rank (older traces, a rank that did not finalize)
-// or `opts.tracer_time` is off; throws llamp::Error when the file is malformed.
-TracerTime tracer_time(const std::string& trace_dir, uint32_t rank, const Options& opts);
+// Zeros when the trace has no cost file for the rank (older traces, a rank that did not finalize);
+// throws llamp::Error when the file is malformed.
+TracerTime tracer_time(const std::string& trace_dir, uint32_t rank);
 
 }  // namespace llamp::schedgen
