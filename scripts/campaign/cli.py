@@ -94,6 +94,12 @@ def run_parser():
     p.add_argument("--trace-runs", type=int, default=3, metavar="K",
                    help="trace the app K times, each after an untraced reference run, and model the traced run "
                         "closest to the references' median runtime (default 3)")
+    p.add_argument("--trace-target", type=float, default=0.0, metavar="PCT",
+                   help="after the --trace-runs traced runs, trace again (each after its reference run) while no "
+                        "traced runtime is within PCT %% of the untraced references' median, up to --max-trace-runs "
+                        "(default 0: off)")
+    p.add_argument("--max-trace-runs", type=int, default=0, metavar="K",
+                   help="most traced runs with --trace-target (default: three times --trace-runs)")
     p.add_argument("--no-trace-reference", action="store_true",
                    help="no untraced reference runs: model the traced run with the median runtime (lower median "
                         "for even K)")
@@ -131,6 +137,17 @@ def new_campaign(argv):
                          "least 1")
     if args.noise_runs < 0:
         raise SystemExit("llamp-campaign: --noise-runs must not be negative")
+    if args.trace_target < 0 or args.max_trace_runs < 0:
+        raise SystemExit("llamp-campaign: --trace-target and --max-trace-runs must not be negative")
+    if args.trace_target > 0 and args.no_trace_reference:
+        raise SystemExit("llamp-campaign: --trace-target compares traced runs with the untraced reference runs; "
+                         "drop --no-trace-reference")
+    if args.max_trace_runs and args.trace_target <= 0:
+        raise SystemExit("llamp-campaign: --max-trace-runs only bounds the traced runs --trace-target adds; give "
+                         "--trace-target too")
+    if args.max_trace_runs and args.max_trace_runs < args.trace_runs:
+        raise SystemExit(f"llamp-campaign: --max-trace-runs {args.max_trace_runs} is below --trace-runs "
+                         f"{args.trace_runs}")
     if args.floor_target < 0 or args.max_reps < 0:
         raise SystemExit("llamp-campaign: --floor-target and --max-reps must not be negative")
     if args.floor_target > 0 and args.mode == "slurm":
@@ -196,6 +213,8 @@ def new_campaign(argv):
         tolerances_pct=tolerances, given_params=os.path.abspath(args.params) if args.params else "",
         given_trace=os.path.abspath(args.trace) if args.trace else "", trace_runs=args.trace_runs,
         trace_reference=not args.no_trace_reference, param_runs=args.param_runs,
+        trace_target_pct=args.trace_target,
+        max_trace_runs=(args.max_trace_runs or 3 * args.trace_runs) if args.trace_target > 0 else args.trace_runs,
         no_prediction=args.no_prediction, core_limit=args.core_limit, core_retries=args.core_retries,
         core_wait_s=args.core_wait, noise_runs=args.noise_runs, noise_duration=args.noise_duration,
         noise_samples=args.noise_samples, floor_target_pct=args.floor_target,

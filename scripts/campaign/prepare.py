@@ -232,10 +232,19 @@ def reference_run_dir(campaign, k):
     return campaign.path(f"trace-{k}-reference")
 
 
+def traced_count(campaign):
+    """How many traced runs the campaign has: the --trace-runs planned, and any --trace-target added
+    (trace-k.done for k beyond them)."""
+    k = campaign.trace_runs
+    while os.path.exists(trace_run_dirs(campaign, k + 1)[0] + ".done"):
+        k += 1
+    return k
+
+
 def _reference_runtimes(campaign):
     """Runtimes of the untraced reference runs that exist (none with --no-trace-reference)."""
     runtimes = []
-    for k in range(1, campaign.trace_runs + 1):
+    for k in range(1, traced_count(campaign) + 1):
         try:
             runtimes.append(read_run(reference_run_dir(campaign, k), campaign.ranks)[1])
         except RecordError:
@@ -252,7 +261,7 @@ def representative_trace(campaign):
     when there is one. Without references: the median traced runtime (lower median for even K),
     so one traced run far off the typical one does not set every prediction."""
     runtimes = []
-    for k in range(1, campaign.trace_runs + 1):
+    for k in range(1, traced_count(campaign) + 1):
         _, runtime_dir = trace_run_dirs(campaign, k)
         try:
             runtimes.append(read_run(runtime_dir, campaign.ranks)[1])
@@ -271,6 +280,25 @@ def representative_trace(campaign):
         chosen["selection"] = "median"
     chosen.update(trace_dir=trace_run_dirs(campaign, kept)[0], kept_trace=kept, traced_runtime_ns=runtimes[kept - 1])
     return chosen
+
+
+def close_enough(chosen, target_pct):
+    """Whether the kept traced run is within target_pct % of the untraced references' median."""
+    reference = chosen.get("reference_runtime_ns")
+    return bool(reference) and abs(chosen["traced_runtime_ns"] - reference) <= target_pct / 100 * reference
+
+
+def trace_until_representative(campaign, log):
+    """--trace-target: traced runs (each after its reference run) beyond the planned ones while the
+    closest is further than the target from the untraced references, up to --max-trace-runs. An
+    application that tracing tips into another behaviour (app_completions: 0 or 1 of 5 traced runs
+    polled like the untraced ones, on the margin of tens of ns) gets more draws at one."""
+    if campaign.trace_target_pct <= 0:
+        return
+    k = traced_count(campaign)
+    while k < campaign.max_trace_runs and not close_enough(representative_trace(campaign), campaign.trace_target_pct):
+        k += 1
+        trace_once(campaign, k, log)
 
 
 def _probed_launch(campaign, name, what, cmd, env, fresh_dirs, runtime_dir, log):
@@ -319,7 +347,7 @@ def trace_once(campaign, k, log):
     traced_runtime = _probed_launch(campaign, f"trace-{k}", f"traced run {k}", cmd, env, [trace_dir, runtime_dir],
                                     runtime_dir, log)
     open(done, "w").close()
-    log(f"trace {k}/{campaign.trace_runs}: {trace_dir} (traced run {traced_runtime / 1e9:.4f} s{reference})")
+    log(f"trace {k}/{max(campaign.trace_runs, k)}: {trace_dir} (traced run {traced_runtime / 1e9:.4f} s{reference})")
 
 
 def trace_application(campaign, log=print, first_only=False):
@@ -340,6 +368,7 @@ def trace_application(campaign, log=print, first_only=False):
         return trace_run_dirs(campaign, 1)[0]
     for k in range(1, campaign.trace_runs + 1):
         trace_once(campaign, k, log)
+    trace_until_representative(campaign, log)
     return _keep_representative_trace(campaign, log)["trace_dir"]
 
 
@@ -382,6 +411,7 @@ def settle_traces(campaign, log=print):
         return
     for k in range(1, campaign.trace_runs + 1):
         trace_once(campaign, k, log)
+    trace_until_representative(campaign, log)
     chosen = _keep_representative_trace(campaign, log, interleaved=True)
     if chosen["kept_trace"] != 1:
         os.remove(campaign.path("app.goal"))  # build_graph drops the analyses of the graph it replaces

@@ -174,6 +174,7 @@ def build(campaign):
     result["trace_selection"] = traced.get("selection", "median" if traced.get("kept_trace") else None)
     result["reference_runtimes_ns"] = traced.get("reference_runtimes_ns", [])
     result["reference_runtime_ns"] = traced.get("reference_runtime_ns")
+    result["trace_target_pct"] = campaign.trace_target_pct
     result["trace_dir"] = prepare.trace_location(campaign) if traced else None
     result["traces_interleaved"] = bool(traced.get("interleaved"))
     result["schedgen_args"] = _graph_arguments(campaign)
@@ -423,6 +424,13 @@ def markdown(campaign, result):
                     + ", ".join(f"{_s(t)}" for t in result["reference_runtimes_ns"]) + " s). Tracing changed the "
                     f"runtime by {100 * (statistics.median(result['traced_runtimes_ns']) / reference - 1):+.2f} % "
                     f"(median traced against median untraced).")
+            added = len(result["traced_runtimes_ns"]) - campaign.trace_runs
+            if campaign.trace_target_pct > 0:
+                kept += (f" --trace-target {campaign.trace_target_pct:g} %: "
+                         + (f"{added} traced run(s) added to the {campaign.trace_runs} planned, because none was that "
+                            f"close before" if added > 0 else "the planned traced runs had one that close")
+                         + ("." if abs(result["traced_runtime_ns"] - reference) <= campaign.trace_target_pct / 100 * reference
+                            else f"; none was, up to {campaign.max_trace_runs}."))
         elif len(result["traced_runtimes_ns"]) > 1:
             kept = (f" Kept trace-{result['kept_trace']}, the median of {len(result['traced_runtimes_ns'])} traced "
                     f"runs: " + ", ".join(f"{_s(t)}" for t in result["traced_runtimes_ns"]) + " s.")

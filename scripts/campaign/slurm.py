@@ -58,7 +58,7 @@ def submit(campaign, sbatch_args, parallel=1, log=print):
         campaign.no_prediction or os.path.exists(campaign.path("analysis.json")))
     if not prepared:
         # Every traced run and parameter measurement may take two attempts of up to --timeout.
-        traced_launches = campaign.trace_runs * (2 if campaign.trace_reference else 1)
+        traced_launches = max(campaign.trace_runs, campaign.max_trace_runs) * (2 if campaign.trace_reference else 1)
         prep_time = 2 * (traced_launches + campaign.param_runs) * campaign.timeout_s + 300
         prep = _script(campaign, "prepare", max(2, campaign.ranks), prep_time,
                        _self_command("prepare", campaign.out_dir), sbatch_args)

@@ -30,9 +30,11 @@ class LocalCampaignTest(unittest.TestCase):
         out = os.path.join(temp_dir(self), "c")
         prefix = injector_prefix()
         deltas = "0,20" if prefix else "0"
-        # --floor-target far below any real floor: one round is added after the 2 planned (--max-reps 3).
+        # --floor-target far below any real floor: one round is added after the 2 planned (--max-reps 3);
+        # --trace-target too: one traced run is added after the 3 planned (--max-trace-runs 4).
         campaign("--build-dir", BUILD_DIR, "-n", "2", "--delta-l", deltas, "--reps", "2",
                  "--floor-target", "0.0001", "--max-reps", "3",
+                 "--trace-target", "0.0001", "--max-trace-runs", "4",
                  "--injector-prefix", prefix, "--loggp-arg=--rounds", "--loggp-arg=1",
                  "--loggp-arg=--reps", "--loggp-arg=10", "-o", out,
                  "--", TEST_APP, "--compute-ms", "40", "--iterations", "20")
@@ -49,10 +51,12 @@ class LocalCampaignTest(unittest.TestCase):
             self.assertGreaterEqual(row["mean_ns"], 40e6, row)
             self.assertGreaterEqual(row["predicted_ns"], 40e6, row)
             self.assertLess(row["predicted_ns"], 10 * report["traced_runtime_ns"] + 1e9, row)
-        # Three traced runs (the default --trace-runs), each after an untraced reference run; the
-        # graph comes from the traced run closest to the references' median.
-        self.assertEqual(len(report["traced_runtimes_ns"]), 3)
-        self.assertEqual(len(report["reference_runtimes_ns"]), 3)
+        # Three traced runs (the default --trace-runs) and the one --trace-target added, each after
+        # an untraced reference run; the graph comes from the traced run closest to the
+        # references' median.
+        self.assertEqual(len(report["traced_runtimes_ns"]), 4)
+        self.assertEqual(len(report["reference_runtimes_ns"]), 4)
+        self.assertEqual(report["trace_target_pct"], 0.0001)
         self.assertEqual(report["trace_selection"], "closest to the untraced reference")
         reference = statistics.median(report["reference_runtimes_ns"])
         self.assertEqual(report["reference_runtime_ns"], reference)

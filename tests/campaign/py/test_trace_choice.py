@@ -113,6 +113,30 @@ class TraceChoiceTest(unittest.TestCase):
         write_records(c2, 1, [150_000_000, 150_000_000], reference=True)
         self.assertEqual(prepare.representative_trace(c2)["kept_trace"], 1)
 
+    def test_trace_target_counts_added_runs_and_says_whether_one_came_close(self):
+        # Three planned traced runs, all fast; --trace-target 5 % added two (trace-4.done and
+        # trace-5.done exist), and the fifth ran like the untraced references.
+        c = self.campaign([190, 188, 195, 192, 258])
+        c.trace_runs, c.trace_target_pct, c.max_trace_runs = 3, 5.0, 9
+        for k in range(1, 6):
+            write_records(c, k, [int(262e6), int(262e6)], reference=True)
+            if k > 3:
+                os.makedirs(prepare.trace_run_dirs(c, k)[0])
+                open(prepare.trace_run_dirs(c, k)[0] + ".done", "w").close()
+        self.assertEqual(prepare.traced_count(c), 5)
+        chosen = prepare.representative_trace(c)
+        self.assertEqual(chosen["kept_trace"], 5)
+        self.assertTrue(prepare.close_enough(chosen, 5.0))
+        self.assertFalse(prepare.close_enough(chosen, 1.0))  # 258 against 262: 1.5 %
+        self.assertFalse(prepare.close_enough({"traced_runtime_ns": 258}, 5.0))  # no references
+        # Nothing is launched once one is close enough (no tracer library is named here).
+        prepare.trace_until_representative(c, log=lambda msg: None)
+        self.assertEqual(prepare.traced_count(c), 5)
+        with open(c.path("trace.done.json"), "w") as f:
+            json.dump(chosen, f)
+        self.assertIn("--trace-target 5 %: 2 traced run(s) added to the 3 planned, because none was that close "
+                      "before.", report.markdown(c, report.build(c)))
+
     def test_missing_record_names_the_run(self):
         c = self.campaign([150, 120, 130])
         os.remove(os.path.join(prepare.trace_run_dirs(c, 2)[1], "runtime-1.txt"))
