@@ -137,27 +137,15 @@ def new_campaign(argv):
                          "least 1")
     if args.noise_runs < 0:
         raise SystemExit("llamp-campaign: --noise-runs must not be negative")
-    if args.trace_target < 0 or args.max_trace_runs < 0:
-        raise SystemExit("llamp-campaign: --trace-target and --max-trace-runs must not be negative")
+    _check_target("--trace-target", args.trace_target, "--max-trace-runs", args.max_trace_runs, "--trace-runs",
+                  args.trace_runs, "traced runs")
     if args.trace_target > 0 and args.no_trace_reference:
         raise SystemExit("llamp-campaign: --trace-target compares traced runs with the untraced reference runs; "
                          "drop --no-trace-reference")
-    if args.max_trace_runs and args.trace_target <= 0:
-        raise SystemExit("llamp-campaign: --max-trace-runs only bounds the traced runs --trace-target adds; give "
-                         "--trace-target too")
-    if args.max_trace_runs and args.max_trace_runs < args.trace_runs:
-        raise SystemExit(f"llamp-campaign: --max-trace-runs {args.max_trace_runs} is below --trace-runs "
-                         f"{args.trace_runs}")
-    if args.floor_target < 0 or args.max_reps < 0:
-        raise SystemExit("llamp-campaign: --floor-target and --max-reps must not be negative")
+    _check_target("--floor-target", args.floor_target, "--max-reps", args.max_reps, "--reps", args.reps, "rounds")
     if args.floor_target > 0 and args.mode == "slurm":
         raise SystemExit("llamp-campaign: --floor-target adds rounds as the runs come in, which needs local mode; "
                          "on Slurm raise --reps instead")
-    if args.max_reps and args.floor_target <= 0:
-        raise SystemExit("llamp-campaign: --max-reps only bounds the rounds --floor-target adds; give --floor-target "
-                         "or use --reps")
-    if args.max_reps and args.max_reps < args.reps:
-        raise SystemExit(f"llamp-campaign: --max-reps {args.max_reps} is below --reps {args.reps}")
     try:
         units.parse_time_ns(args.noise_duration, "--noise-duration")
     except units.UnitError as e:
@@ -214,11 +202,11 @@ def new_campaign(argv):
         given_trace=os.path.abspath(args.trace) if args.trace else "", trace_runs=args.trace_runs,
         trace_reference=not args.no_trace_reference, param_runs=args.param_runs,
         trace_target_pct=args.trace_target,
-        max_trace_runs=(args.max_trace_runs or 3 * args.trace_runs) if args.trace_target > 0 else args.trace_runs,
+        max_trace_runs=_bound(args.trace_target, args.max_trace_runs, args.trace_runs, 3),
         no_prediction=args.no_prediction, core_limit=args.core_limit, core_retries=args.core_retries,
         core_wait_s=args.core_wait, noise_runs=args.noise_runs, noise_duration=args.noise_duration,
         noise_samples=args.noise_samples, floor_target_pct=args.floor_target,
-        max_reps=(args.max_reps or 2 * args.reps) if args.floor_target > 0 else args.reps,
+        max_reps=_bound(args.floor_target, args.max_reps, args.reps, 2),
         schedule=schedule.make_schedule(deltas, args.reps, args.seed))
     c.save()
     return c, args
@@ -237,6 +225,24 @@ def prepare_step(c, first_trace_only=False, first_noise_only=False):
                 noise.analyze(c, _log)
     except prepare.StepError as e:
         raise SystemExit(f"llamp-campaign: {e}")
+
+
+
+def _check_target(target_flag, target, bound_flag, bound, planned_flag, planned, what):
+    """An option that adds `what` beyond the `planned` ones until a target is met (--floor-target,
+    --trace-target) and the option bounding how many there may be in all."""
+    if target < 0 or bound < 0:
+        raise SystemExit(f"llamp-campaign: {target_flag} and {bound_flag} must not be negative")
+    if bound and target <= 0:
+        raise SystemExit(f"llamp-campaign: {bound_flag} only bounds the {what} {target_flag} adds; give "
+                         f"{target_flag} too, or use {planned_flag}")
+    if bound and bound < planned:
+        raise SystemExit(f"llamp-campaign: {bound_flag} {bound} is below {planned_flag} {planned}")
+
+
+def _bound(target, bound, planned, factor):
+    """How many there may be in all: the given bound or factor × planned with a target, else planned."""
+    return (bound or factor * planned) if target > 0 else planned
 
 
 def run_local(c):
