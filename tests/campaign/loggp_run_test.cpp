@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -91,10 +92,16 @@ TEST(LoggpRun, TwoRanksWriteAValidPlausibleParameterFile) {
 }
 
 TEST(LoggpRun, RefusesAnythingButTwoRanks) {
-  const std::string out = temp_file("llamp-loggp-3");
-  EXPECT_NE(run(std::string(LLAMP_TEST_MPIEXEC) + " -n 3 " + LLAMP_TEST_LOGGP + kQuick + " -o " + out + " 2>/dev/null"),
+  const std::string out = temp_file("llamp-loggp-3"), log = temp_file("llamp-loggp-3-err");
+  EXPECT_NE(run(std::string(LLAMP_TEST_MPIEXEC) + " -n 3 " + LLAMP_TEST_LOGGP + kQuick + " -o " + out + " 2>" + log),
             0);
   EXPECT_FALSE(fs::exists(out));
+  // The reason reaches the user once (rank 0 reports it; the job is not aborted mid-message).
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("exactly two ranks"), std::string::npos) << text;
+  EXPECT_EQ(text.find("exactly two ranks"), text.rfind("exactly two ranks")) << text;
+  fs::remove(log);
 }
 
 // The patched MPICH + UCX stack, if built: $LLAMP_PATCHED_MPICH_PREFIX, else the build script's

@@ -18,6 +18,7 @@
 #include "llamp/error.hpp"
 #include "llamp/units.hpp"
 #include "measurement.hpp"
+#include "mpi_tool_main.hpp"
 #include "params_json.hpp"
 
 extern char** environ;
@@ -91,7 +92,7 @@ void print_summary(const llamp::loggp::Measurement& m) {
                m.protocol.observed ? "" : " (no rendezvous seen up to the largest size)");
 }
 
-int run(int argc, char** argv, int rank) {
+int run(int argc, char** argv, int rank, llamp::tools::ToolPhase& phase) {
   CLI::App app{"Measure LogGPS parameters (L, o, g, G, S) between two MPI ranks"};
   Options opt;
   app.add_option("-o,--output", opt.output, "parameter file to write ('-' = stdout)");
@@ -139,6 +140,7 @@ int run(int argc, char** argv, int rank) {
 
   llamp::loggp::ProbeBuffers buffers(plan.sizes.back());
   const llamp::loggp::ProbeContext ctx{MPI_COMM_WORLD, rank, &buffers};
+  phase.communicating = true;
   const llamp::loggp::Measurement m = llamp::loggp::measure(ctx, plan);
   if (rank == 0) {
     llamp::loggp::write_json_file(llamp::loggp::to_json(m, plan, run_info()), opt.output);
@@ -149,19 +151,4 @@ int run(int argc, char** argv, int rank) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  int status = 0;
-  try {
-    status = run(argc, argv, rank);
-  } catch (const std::exception& e) {
-    // Both ranks reach the same argument errors; a measurement error on rank 0 would leave rank 1
-    // waiting in a probe, so abort the job instead of finalizing.
-    std::fprintf(stderr, "llamp-loggp: error: %s\n", e.what());
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
-  MPI_Finalize();
-  return status;
-}
+int main(int argc, char** argv) { return llamp::tools::mpi_tool_main("llamp-loggp", argc, argv, run); }

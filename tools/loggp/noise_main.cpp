@@ -26,6 +26,7 @@
 #include "llamp/error.hpp"
 #include "llamp/noise_recording.hpp"
 #include "llamp/units.hpp"
+#include "mpi_tool_main.hpp"
 
 namespace {
 
@@ -86,14 +87,13 @@ void print_summary(const llamp::NoiseRecording& rec) {
   }
 }
 
-int run(int argc, char** argv) {
+int run(int argc, char** argv, int rank, llamp::tools::ToolPhase& phase) {
   CLI::App app{"llamp-noise: record the detours the CPUs of an MPI job's ranks see while they spin"};
   std::string output = "-", duration = "2s", threshold = "1us";
   app.add_option("-o,--output", output, "recording to write ('-': stdout)");
   app.add_option("--duration", duration, "how long every rank spins (default 2s)");
   app.add_option("--threshold", threshold, "shortest gap between two clock reads that counts (default 1us)");
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   try {
     app.parse(argc, argv);
@@ -107,6 +107,7 @@ int run(int argc, char** argv) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   const int cpu = sched_getcpu();
+  phase.communicating = true;
   MPI_Barrier(MPI_COMM_WORLD);
   Recorded mine = spin(duration_ns, threshold_ns);
 
@@ -161,16 +162,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rc = 0;
-  try {
-    rc = run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "llamp-noise: error: %s\n", e.what());
-    rc = 2;
-  }
-  if (rc != 0) MPI_Abort(MPI_COMM_WORLD, rc);
-  MPI_Finalize();
-  return rc;
-}
+int main(int argc, char** argv) { return llamp::tools::mpi_tool_main("llamp-noise", argc, argv, run); }
