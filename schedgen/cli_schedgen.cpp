@@ -29,6 +29,7 @@ struct CliArgs {
   bool no_initiation_time = false;
   bool tracer_time = false;
   std::string collective_overhead = "0ns";
+  std::string probe_overhead = "0ns";
 };
 
 void run(const CliArgs& a) {
@@ -42,6 +43,9 @@ void run(const CliArgs& a) {
   opts.initiation_time = !a.no_initiation_time;
   opts.tracer_time = a.tracer_time;
   opts.collective_overhead_ns = units::parse_time_ns(a.collective_overhead, "--collective-overhead");
+  opts.probe_overhead_ns = units::parse_time_ns(a.probe_overhead, "--probe-overhead");
+  if (opts.collective_overhead_ns < 0 || opts.probe_overhead_ns < 0)
+    throw Error("--collective-overhead and --probe-overhead must not be negative");
 
   namespace fs = std::filesystem;
   const std::string ext = fs::path(a.output).extension().string();
@@ -91,6 +95,9 @@ void run(const CliArgs& a) {
   if (st.collective_overhead_calls)
     fmt::print("  {} blocking collective call(s) over several ranks: {} ns of computation added at the start of each\n",
                st.collective_overhead_calls, opts.collective_overhead_ns);
+  if (st.probe_overhead_calls)
+    fmt::print("  {} blocking probe(s): {} ns of computation added after each probed message's arrival\n",
+               st.probe_overhead_calls, opts.probe_overhead_ns);
   if (st.proc_null_ops) fmt::print("  {} MPI_PROC_NULL operation(s) left out\n", st.proc_null_ops);
   if (st.failed_calls) fmt::print("  {} call(s) that returned an MPI error skipped\n", st.failed_calls);
   if (st.never_completed)
@@ -133,6 +140,10 @@ void register_cli(CLI::App& app) {
                   "CPU time of a blocking collective call beyond the messages of its algorithm (o_coll of "
                   "llamp-loggp's params.json, e.g. 400ns), added as computation at the start of every blocking "
                   "collective over two or more ranks (default 0ns)");
+  sub->add_option("--probe-overhead", args->probe_overhead,
+                  "CPU time of a blocking MPI_Probe/MPI_Mprobe once its message is there (o_probe of llamp-loggp's "
+                  "params.json, e.g. 150ns), added as computation after the probed message is received (default "
+                  "0ns)");
   sub->callback([args] { run(*args); });
 }
 

@@ -21,6 +21,11 @@ void note_parameters_outside_the_path_model(const LogGP& p) {
                "llamp: note: o_coll = {} ns is not part of the path model; `llamp schedgen --collective-overhead` "
                "puts it into the graph\n",
                p.o_coll_ns);
+  if (p.o_probe_ns > 0)
+    fmt::print(stderr,
+               "llamp: note: o_probe = {} ns is not part of the path model; `llamp schedgen --probe-overhead` puts "
+               "it into the graph\n",
+               p.o_probe_ns);
 }
 
 NetworkModel homogeneous_model(const LogGP& p) {

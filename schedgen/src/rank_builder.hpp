@@ -155,6 +155,7 @@ class RankBuilder {
   void handle_isend_irecv(const trace::Event& e, uint64_t call_index, bool is_send);
   void handle_start(const trace::Event& e, uint64_t call_index);
   void handle_mprobe(const trace::Event& e, uint64_t call_index);
+  void charge_probe_overhead();
 
   uint32_t rank_;
   GenerationContext& ctx_;
@@ -190,6 +191,7 @@ class RankBuilder {
     uint32_t poll_fails = 0;
     uint64_t poll_first_ns = 0, probe_lag_ns = 0, probe_comm = 0;
     uint64_t probe_loop_calc = kNone;
+    bool after_blocking_probe = false;  // the last call was an MPI_Probe: the receive takes its message
     // The periods of the last polling loops (with failed polls) of each polling call, for the lag of
     // a completion found at a loop's first poll; made at the first such loop (most ranks never poll,
     // and the builders of all ranks stay small enough for the cache).
@@ -198,6 +200,7 @@ class RankBuilder {
   uint32_t thread_ = 0;
   ChainState chain_;
   uint64_t found_lag_ns_ = 0;  // the current event's lag if it is a poll that found something
+  bool probed_ = false;        // the current event follows a blocking MPI_Probe
 
   struct ThreadChain {
     uint32_t thread = 0;

@@ -62,7 +62,7 @@ def _require(path, what):
 
 
 # Parameters combined over the llamp-loggp launches (each the median of the launches).
-AVERAGED_PARAMETERS = ("L_ns", "o_ns", "g_ns", "G_ns_per_byte", "o_send_ns", "o_recv_ns", "o_coll_ns")
+AVERAGED_PARAMETERS = ("L_ns", "o_ns", "g_ns", "G_ns_per_byte", "o_send_ns", "o_recv_ns", "o_coll_ns", "o_probe_ns")
 
 
 def message_cost_ns(params):
@@ -427,19 +427,26 @@ def trace_location(campaign):
     return done["trace_dir"]
 
 
+# schedgen options that put a measured CPU cost outside the path model into the graph, and the
+# parameter (params.json, llamp-loggp) each comes from.
+MEASURED_SCHEDGEN_COSTS = (("--collective-overhead", "o_coll_ns"), ("--probe-overhead", "o_probe_ns"))
+
+
 def schedgen_arguments(campaign):
-    """The campaign's schedgen arguments, plus `--collective-overhead` from params.json's o_coll_ns
-    (llamp-loggp measures it) once the parameters exist, unless the user gave one."""
+    """The campaign's schedgen arguments, plus `--collective-overhead` and `--probe-overhead` from
+    params.json's o_coll_ns and o_probe_ns (llamp-loggp measures them) once the parameters exist,
+    each unless the user gave it."""
     args = list(campaign.schedgen_args)
-    if any(a == "--collective-overhead" or a.startswith("--collective-overhead=") for a in args):
-        return args
     try:
         with open(campaign.path("params.json")) as f:
-            o_coll = float(json.load(f).get("o_coll_ns", 0.0))
+            params = json.load(f)
     except FileNotFoundError:
         return args
-    if o_coll > 0:
-        args += ["--collective-overhead", f"{o_coll:.1f}ns"]
+    for option, key in MEASURED_SCHEDGEN_COSTS:
+        given = any(a == option or a.startswith(option + "=") for a in campaign.schedgen_args)
+        value = float(params.get(key, 0.0))
+        if not given and value > 0:
+            args += [option, f"{value:.1f}ns"]
     return args
 
 

@@ -406,7 +406,8 @@ def markdown(campaign, result):
         if result.get("schedgen_args"):
             lines += [f"Graph made with `llamp schedgen {' '.join(result['schedgen_args'])}` (app.goal.json; a "
                       f"`--collective-overhead` is params.json's o_coll_ns, the CPU time of a blocking collective "
-                      f"beyond its messages).", ""]
+                      f"beyond its messages; a `--probe-overhead` its o_probe_ns, the CPU time of a blocking probe "
+                      f"once its message is there).", ""]
         if a:
             top = max(campaign.deltas_ns)
             inside = [c - result["L0_ns"] for c in a["critical_latencies_ns"] if 0 <= c - result["L0_ns"] <= top]

@@ -37,6 +37,15 @@ TEST(LogGPParams, ParsesTheSchema) {
   EXPECT_EQ(to_json(c)["o_coll_ns"], 420);
   set_loggp_flag(c, "--o-coll", "0.5us");
   EXPECT_DOUBLE_EQ(resolve(c).o_coll_ns, 500);
+  // o_probe: optional in the same way (0 without it), kept by to_json, set by its flag
+  EXPECT_DOUBLE_EQ(resolve(c).o_probe_ns, 0);
+  LogGPParams q = parse_loggp_params(R"({"format":"llamp-loggp","version":1,"L_ns":3000,"o_ns":5000,"g_ns":0,
+    "G_ns_per_byte":0.018,"S_bytes":262144,"o_probe_ns":130})",
+                                     "q.json");
+  EXPECT_DOUBLE_EQ(resolve(q).o_probe_ns, 130);
+  EXPECT_EQ(to_json(q)["o_probe_ns"], 130);
+  set_loggp_flag(q, "o_probe", "0.2us");
+  EXPECT_DOUBLE_EQ(resolve(q).o_probe_ns, 200);
 }
 
 TEST(LogGPParams, RejectsBadFilesWithTheKey) {

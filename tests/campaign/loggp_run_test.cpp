@@ -80,6 +80,14 @@ TEST(LoggpRun, TwoRanksWriteAValidPlausibleParameterFile) {
   ASSERT_EQ(m["rounds"].size(), 1u);
   EXPECT_NEAR(p.o_coll_ns, std::max(0.0, m["rounds"][0]["collective_excess_ns"]["median"].get<double>()), 1e-6);
   EXPECT_FALSE(m["method"]["o_coll"].get<std::string>().empty());
+  // o_probe: a blocking MPI_Probe with its message there (one round: the round's median); some
+  // CPU time, far below the delay the receiver waited before probing.
+  ASSERT_TRUE(doc.contains("o_probe_ns"));
+  EXPECT_DOUBLE_EQ(p.o_probe_ns, doc["o_probe_ns"].get<double>());
+  EXPECT_GT(doc["o_probe_ns"].get<double>(), 0);
+  EXPECT_LT(doc["o_probe_ns"].get<double>(), 100000);
+  EXPECT_NEAR(m["rounds"][0]["o_probe_ns"].get<double>(), m["rounds"][0]["probe_ns"]["median"].get<double>(), 1e-6);
+  EXPECT_FALSE(m["method"]["o_probe"].get<std::string>().empty());
   // The machine's busy-wait overrun, per rank: a fraction of the wait, never negative.
   ASSERT_EQ(m["busy_wait_overrun"]["per_rank"].size(), 2u);
   for (const auto& v : m["busy_wait_overrun"]["per_rank"]) EXPECT_GE(v.get<double>(), 0);

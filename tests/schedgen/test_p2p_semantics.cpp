@@ -467,6 +467,41 @@ TEST(SchedgenP2P, MatchedProbeIsTheReceive) {
   EXPECT_EQ(value(g, 1, 2), 20u);  // the gap before Mrecv; Mrecv's own time is not computation
 }
 
+// --probe-overhead: a blocking probe's matching, once its message is there, is computation after
+// the received message (MPI_Probe + MPI_Recv, and MPI_Mprobe); without the option the graph is as
+// before.
+TEST(SchedgenP2P, ProbeOverheadIsComputationAfterTheProbedReceive) {
+  TraceSpec t(2);
+  t[0].send(1, 2, 12);
+  t[0].compute(10).send(1, 3, 12);
+  Event& probe = t[1].add(Call::Probe);
+  probe.peer = trace::kAnySource;
+  probe.tag = trace::kAnyTag;
+  probe.completions.push_back(Completion{0, 0, 0, 2, 12, false});
+  t[1].compute(5).recv(0, 2, 12, 0, 2);
+  Event& mp = t[1].compute(20).add(Call::Mprobe);
+  mp.peer = 0;
+  mp.tag = 3;
+  mp.request = 77;
+  mp.completions.push_back(Completion{0, 0, 0, 3, 12, false});
+  t[1].compute(30).add(Call::Mrecv).requests = {77};
+  t[1].compute(40);
+  const std::string dir = t.write("probe_overhead");
+  Options with;
+  with.probe_overhead_ns = 150;
+  Stats st;
+  graph::Graph g = build_graph(dir, with, &st);
+  graph::Graph plain = build_graph(dir);
+  ASSERT_EQ(kinds_of(g, 1), kinds_of(plain, 1));
+  ASSERT_EQ(kinds_of(g, 1), "c r c r c");
+  EXPECT_EQ(value(g, 1, 0), value(plain, 1, 0));
+  EXPECT_EQ(value(g, 1, 2), value(plain, 1, 2) + 150u);  // after MPI_Recv: the probe's matching
+  EXPECT_EQ(value(g, 1, 4), value(plain, 1, 4) + 150u);  // after MPI_Mprobe
+  EXPECT_EQ(st.probe_overhead_calls, 2u);
+  // the charge comes after the wait: the calc requires the receive
+  EXPECT_EQ(preds_of(g, 1, 2), (std::vector<std::string>{"R1"}));
+}
+
 // An MPI_Improbe loop looks before it progresses, like MPI_Iprobe: the message it found is noticed
 // one and a half polling periods after it arrived; an MPI_Test loop half a period.
 TEST(SchedgenP2P, ImprobeLoopIsNoticedOneAndAHalfPeriodsLate) {

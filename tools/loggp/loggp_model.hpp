@@ -30,7 +30,8 @@ struct Parameters {
   double o_ns = 0;  // (o_s + o_r) / 2: the single o of LogGPS; o_s + o_r is what a message costs
   double g_ns = 0;
   double G_ns_per_byte = 0;
-  double o_coll_ns = 0;  // a collective call's own CPU time beyond its messages (collective_overheads), >= 0
+  double o_coll_ns = 0;   // a collective call's own CPU time beyond its messages (collective_overheads), >= 0
+  double o_probe_ns = 0;  // a blocking probe's time with its message already there (probe_overheads)
   LineFit G_fit;
   std::size_t G_fit_min_bytes = 0;
   std::size_t G_fit_max_bytes = 0;

@@ -50,6 +50,7 @@ void combine_rounds(Measurement& m) {
   pick(&Parameters::g_ns);
   pick(&Parameters::G_ns_per_byte);
   pick(&Parameters::o_coll_ns);
+  pick(&Parameters::o_probe_ns);
 }
 
 }  // namespace
@@ -78,6 +79,7 @@ Measurement measure(const ProbeContext& ctx, const MeasurementPlan& plan) {
     std::vector<std::size_t> order = plan.sizes;
     std::shuffle(order.begin(), order.end(), shuffle);  // same seed on both ranks: same order
     std::map<std::size_t, Samples> samples;
+    double reference_delay = 0;
     // The receiver's delay in the overhead probe must cover the ack's trip and the data's trip;
     // the 0-byte half round trip is measured first in every round for that purpose.
     const std::vector<double> zero_trips = half_round_trips(ctx, 0, plan.reps, plan.warmup);
@@ -88,12 +90,15 @@ Measurement measure(const ProbeContext& ctx, const MeasurementPlan& plan) {
       s.half_rtt = corrected(half_round_trips(ctx, bytes, reps, plan.warmup), 0.5);
       const double half_rtt = share_from_client(ctx, ctx.rank == 0 ? summarize(s.half_rtt).median : 0.0);
       const double delay = 2 * (zero_half_rtt + half_rtt) + 5'000;
+      if (bytes == plan.reference_bytes) reference_delay = delay;
       OverheadSamples o = overheads(ctx, bytes, reps, plan.warmup, delay);
       s.o_send = corrected(std::move(o.send_ns), 1.0);
       s.o_recv = corrected(std::move(o.recv_ns), 1.0);
     }
     const std::vector<double> gaps = burst_gaps(ctx, plan.reference_bytes, plan.burst, plan.reps / 5 + 3);
     const std::vector<double> coll = collective_overheads(ctx, plan.reps / 5 + 3, plan.collective_block);
+    const std::vector<double> probe =
+        probe_overheads(ctx, plan.reference_bytes, plan.reps, plan.warmup, reference_delay);
     if (ctx.rank != 0) continue;
 
     RoundResult result;
@@ -110,6 +115,8 @@ Measurement measure(const ProbeContext& ctx, const MeasurementPlan& plan) {
     result.collective_excess_ns = summarize(coll);
     // A difference of two timings: on a noisy machine it can come out below 0, which is no cost.
     result.params.o_coll_ns = std::max(0.0, result.collective_excess_ns.median);
+    result.probe_ns = summarize(corrected(probe, 1.0));
+    result.params.o_probe_ns = std::max(0.0, result.probe_ns.median);
     m.rounds.push_back(std::move(result));
   }
   if (ctx.rank != 0) return m;

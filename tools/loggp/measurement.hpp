@@ -34,6 +34,7 @@ struct MeasurementPlan {
 struct RoundResult {
   std::vector<SizePoint> points;  // per size, this round's samples summarised
   Summary gap_ns;
+  Summary probe_ns;              // this round's probe_overheads samples (o_probe is their median)
   Summary collective_excess_ns;  // this round's collective-overhead samples (o_coll is their median, floored at 0)
   Parameters params;
 };

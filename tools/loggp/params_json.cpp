@@ -42,7 +42,8 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
                             {"o_recv_ns", p.o_recv_ns},
                             {"g_ns", p.g_ns},
                             {"G_ns_per_byte", p.G_ns_per_byte},
-                            {"o_coll_ns", p.o_coll_ns}};
+                            {"o_coll_ns", p.o_coll_ns},
+                            {"o_probe_ns", p.o_probe_ns}};
   nlohmann::json spreads;
   auto spread = [&](const char* name, double Parameters::*member) {
     spreads[name] = {{"min", m.spread_min.*member},
@@ -57,6 +58,7 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
   spread("g_ns", &Parameters::g_ns);
   spread("G_ns_per_byte", &Parameters::G_ns_per_byte);
   spread("o_coll_ns", &Parameters::o_coll_ns);
+  spread("o_probe_ns", &Parameters::o_probe_ns);
 
   nlohmann::json rounds = nlohmann::json::array();
   for (const RoundResult& r : m.rounds) {
@@ -68,7 +70,9 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
                       {"G_ns_per_byte", r.params.G_ns_per_byte},
                       {"burst_gap_ns", summary_json(r.gap_ns)},
                       {"o_coll_ns", r.params.o_coll_ns},
-                      {"collective_excess_ns", summary_json(r.collective_excess_ns)}});
+                      {"collective_excess_ns", summary_json(r.collective_excess_ns)},
+                      {"o_probe_ns", r.params.o_probe_ns},
+                      {"probe_ns", summary_json(r.probe_ns)}});
   }
   nlohmann::json protocol_probes = nlohmann::json::array();
   for (const ProtocolProbe& probe : m.protocol.probes)
@@ -100,6 +104,10 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
                              "an MPI_Sendrecv of 8 / 0 B with the peer (the exchange their algorithms make at 2 "
                              "ranks), in blocks of {} calls; the median over repetitions, floored at 0",
                              plan.collective_block)},
+      {"o_probe", fmt::format("median time inside a blocking MPI_Probe (any source, any tag) whose {} B message "
+                              "arrived before it (receiver delayed as for o_recv); the message is then received "
+                              "untimed",
+                              p.reference_bytes)},
       {"S", fmt::format("largest size whose MPI_Isend completes (within {} MPI_Test calls) before the "
                         "receiver has posted its receive, in most of {} tries; powers of two, then "
                         "bisection; a send of more than S bytes uses rendezvous",
@@ -119,6 +127,7 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
       {"o_send_ns", p.o_send_ns},
       {"o_recv_ns", p.o_recv_ns},
       {"o_coll_ns", p.o_coll_ns},
+      {"o_probe_ns", p.o_probe_ns},
       {"measurement",
        {{"tool", "llamp-loggp"},
         {"method", method},

@@ -126,6 +126,32 @@ OverheadSamples overheads(const ProbeContext& ctx, std::size_t bytes, int reps, 
   return result;
 }
 
+std::vector<double> probe_overheads(const ProbeContext& ctx, std::size_t bytes, int reps, int warmup, double delay_ns) {
+  const int n = static_cast<int>(bytes);
+  const int peer = kPeerOf[ctx.rank];
+  std::vector<double> mine;
+  mine.reserve(static_cast<std::size_t>(reps));
+  align(ctx);
+  for (int i = 0; i < warmup + reps; ++i) {
+    if (ctx.rank == 0) {
+      MPI_Send(ctx.buffers->send(), n, MPI_BYTE, peer, kDataTag, ctx.comm);
+      MPI_Recv(nullptr, 0, MPI_BYTE, peer, kAckTag, ctx.comm, MPI_STATUS_IGNORE);
+    } else {
+      spin_for_ns(delay_ns);  // as in overheads(): the message is there when the probe starts
+      MPI_Status status;
+      const double start = now_ns();
+      MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, ctx.comm, &status);
+      const double probe_time = now_ns() - start;
+      MPI_Recv(ctx.buffers->recv(), n, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, ctx.comm, MPI_STATUS_IGNORE);
+      MPI_Send(nullptr, 0, MPI_BYTE, peer, kAckTag, ctx.comm);
+      if (i >= warmup) mine.push_back(probe_time);
+    }
+  }
+  if (ctx.rank == 0) return collect_on_client(ctx, {});
+  collect_on_client(ctx, std::move(mine));
+  return {};
+}
+
 namespace {
 
 // One burst: the server pre-posts `burst` receives and says so; the client times `burst`

@@ -70,6 +70,13 @@ int send_completes_unmatched(const ProbeContext& ctx, std::size_t bytes, int tes
 // four in turn; a sample is the mean excess per call of the two collectives. Client's samples.
 std::vector<double> collective_overheads(const ProbeContext& ctx, int reps, int block);
 
+// What a blocking MPI_Probe (any source, any tag) costs when its `bytes`-byte message is already
+// there: the server waits `delay_ns` after its previous acknowledgement (as in overheads()), then
+// times the probe and receives the message untimed. That is o_probe, the CPU time a master that
+// probes for results spends before its receive, which the LogGP receive overhead does not contain.
+// Client's samples (the server's times, on rank 0).
+std::vector<double> probe_overheads(const ProbeContext& ctx, std::size_t bytes, int reps, int warmup, double delay_ns);
+
 // How much longer than asked a busy wait of `wait_ns` takes on this machine, as a fraction of
 // `wait_ns`: both ranks spin `waits` times at once and the overruns are summed per rank (returns
 // {rank 0's, rank 1's} on rank 0). A spin overruns only when the CPU was taken away (interrupts,

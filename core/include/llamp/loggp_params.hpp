@@ -5,7 +5,7 @@
 //   {"format": "llamp-loggp", "version": 1,
 //    "L_ns": 3000, "o_ns": 5000, "g_ns": 0, "G_ns_per_byte": 0.018, "S_bytes": 262144,
 //    "o_send_ns": ..., "o_recv_ns": ..., "O_ns_per_byte": ...,      (optional)
-//    "o_coll_ns": ...,                                                 (optional, for llamp schedgen)
+//    "o_coll_ns": ..., "o_probe_ns": ...,                              (optional, for llamp schedgen)
 //    "measurement": {...}}                                             (optional, free-form)
 #include <cstdint>
 #include <optional>
@@ -25,6 +25,10 @@ struct LogGPParams {
   // bookkeeping). Not part of the path model: `llamp schedgen --collective-overhead` puts it into
   // the graph as computation.
   std::optional<double> o_coll_ns;
+  // CPU time of a blocking MPI_Probe/MPI_Mprobe whose message is already there (matching it in
+  // the unexpected queue). Not part of the path model: `llamp schedgen --probe-overhead` puts it
+  // into the graph after the probed message's arrival.
+  std::optional<double> o_probe_ns;
   nlohmann::json measurement;  // free-form provenance, kept for reports
 };
 
@@ -38,6 +42,7 @@ struct LogGP {
   double O_ns_per_byte = 0;  // CPU overhead per byte
   uint64_t S_bytes = 0;      // messages of more than S bytes use rendezvous
   double o_coll_ns = 0;      // a collective call's own CPU time (applied by schedgen, not the analyzer)
+  double o_probe_ns = 0;     // a blocking probe's own CPU time (applied by schedgen, not the analyzer)
 };
 
 // Reads and checks a parameter file: required keys present, numbers finite and ≥ 0, S a whole
@@ -46,7 +51,8 @@ LogGPParams read_loggp_params(const std::string& path);
 LogGPParams parse_loggp_params(std::string_view json_text, const std::string& name);
 nlohmann::json to_json(const LogGPParams& p);
 
-// Sets one parameter from a flag value with units: flag is one of L, o, g, G, S, o_send, o_recv, O, o_coll
+// Sets one parameter from a flag value with units: flag is one of L, o, g, G, S, o_send, o_recv, O, o_coll,
+// o_probe
 // (with or without leading dashes, '-' or '_'). Times take ns|us|ms|s, G and O take a time per
 // byte ("0.018ns"), S takes B|KiB|MiB|GiB|KB|MB|GB or "inf" (never rendezvous). A bare number
 // is an error naming the flag.

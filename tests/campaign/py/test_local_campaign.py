@@ -123,10 +123,14 @@ class LocalCampaignTest(unittest.TestCase):
         # The graph was made after the parameters, with their collective overhead (if any was
         # measured), and says so.
         with open(os.path.join(out, "params.json")) as f:
-            o_coll = json.load(f).get("o_coll_ns", 0)
+            params = json.load(f)
         with open(os.path.join(out, "app.goal.json")) as f:
             made_with = json.load(f)["schedgen_args"]
-        self.assertEqual(made_with, ["--collective-overhead", f"{o_coll:.1f}ns"] if o_coll > 0 else [])
+        expected = []
+        for option, key in (("--collective-overhead", "o_coll_ns"), ("--probe-overhead", "o_probe_ns")):
+            if params.get(key, 0) > 0:
+                expected += [option, f"{params[key]:.1f}ns"]
+        self.assertEqual(made_with, expected)
         self.assertEqual(report["schedgen_args"], made_with)
 
         # `repredict` in the moved folder: graph and analysis again from the kept trace, with other

@@ -31,6 +31,11 @@ struct Options {
   // it as o_coll). Added as computation at the start of every blocking collective over two or more
   // ranks; nonblocking ones have their start counted by initiation_time already.
   double collective_overhead_ns = 0;
+  // CPU time of a blocking MPI_Probe / MPI_Mprobe once its message is there (matching it in
+  // MPICH's unexpected queue; llamp-loggp measures it as o_probe). The probe's own record is mostly
+  // the wait for that message, which the receive it hands over to models, so the graph had no time
+  // for it at all. Added as computation after the probed receive (docs/schedgen.md, "Probes").
+  double probe_overhead_ns = 0;
   // The tracer's own time that its stamps cannot leave out (the sample in the trace's
   // tracer-cost-NNNNN.json): encoding each event, after the call's end stamp, is taken off the gap
   // that follows; building the event, after the MPI library returned, off the time inside a call
@@ -68,6 +73,7 @@ struct Stats {
   uint64_t initiation_calls = 0;           // calls that cannot wait whose time counts as computation
   uint64_t initiation_ns = 0;              // the time inside them (all ranks)
   uint64_t collective_overhead_calls = 0;  // blocking collective calls charged collective_overhead_ns (per rank)
+  uint64_t probe_overhead_calls = 0;       // blocking probes charged probe_overhead_ns
   uint64_t collective_messages = 0;
   uint64_t collectives = 0;    // collective calls (instances, not per rank)
   uint64_t dropped_sends = 0;  // --allow-unmatched
