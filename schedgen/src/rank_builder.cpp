@@ -621,7 +621,7 @@ void RankBuilder::handle_recv(const Event& e, uint64_t call_index) {
   Ref r = ref_of(receive_completed(e, e.peer, e.tag, e.bytes, st, probed ? chain_.probe_loop_calc : c, call_index));
   if (r != kNone) wait_for(r, probed ? chain_.probe_lag_ns : 0);
   if (probed) chain_.pending_req.push_back(c);
-  if (probed_) charge_probe_overhead();
+  if (after_probe_) charge_probe_overhead();
 }
 
 void RankBuilder::handle_sendrecv(const Event& e, uint64_t call_index) {
@@ -735,7 +735,7 @@ void RankBuilder::on_event(const Event& e, uint64_t call_index) {
     return;
   }
   if (ctx_.options.poll_lag) track_polling(e);
-  probed_ = chain_.after_blocking_probe;
+  after_probe_ = chain_.after_blocking_probe;
   chain_.after_blocking_probe = e.call == Call::Probe;
   switch (trace::call_family(e.call)) {
     case Family::send:
