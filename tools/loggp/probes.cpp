@@ -92,30 +92,47 @@ std::vector<double> half_round_trips(const ProbeContext& ctx, std::size_t bytes,
   return samples;
 }
 
-OverheadSamples overheads(const ProbeContext& ctx, std::size_t bytes, int reps, int warmup, double delay_ns) {
+namespace {
+
+// The delayed receiver both overhead probes use: per repetition the client times its MPI_Send of
+// `bytes` and waits for an acknowledgement; the server waits `delay_ns` after its previous
+// acknowledgement, so the message is there, takes it with `take` (which returns the time it
+// measured) and acknowledges. The delay covers the ack's trip, the client's send and the data's
+// trip: the caller sizes it from the round trip. The samples of the measured repetitions are the
+// client's send times on rank 0 and the server's times on rank 1.
+template <class Take>
+std::vector<double> delayed_receiver(const ProbeContext& ctx, std::size_t bytes, int reps, int warmup, double delay_ns,
+                                     Take take) {
   const int n = static_cast<int>(bytes);
   const int peer = kPeerOf[ctx.rank];
   std::vector<double> mine;
   mine.reserve(static_cast<std::size_t>(reps));
   align(ctx);
   for (int i = 0; i < warmup + reps; ++i) {
+    double time;
     if (ctx.rank == 0) {
       const double start = now_ns();
       MPI_Send(ctx.buffers->send(), n, MPI_BYTE, peer, kDataTag, ctx.comm);
-      const double send_time = now_ns() - start;
+      time = now_ns() - start;
       MPI_Recv(nullptr, 0, MPI_BYTE, peer, kAckTag, ctx.comm, MPI_STATUS_IGNORE);
-      if (i >= warmup) mine.push_back(send_time);
     } else {
-      // The delay starts when the previous acknowledgement left, so it covers the ack's trip,
-      // the client's send and the data's trip: the caller sizes it from the round trip.
       spin_for_ns(delay_ns);
-      const double start = now_ns();
-      MPI_Recv(ctx.buffers->recv(), n, MPI_BYTE, peer, kDataTag, ctx.comm, MPI_STATUS_IGNORE);
-      const double recv_time = now_ns() - start;
+      time = take(n, peer);
       MPI_Send(nullptr, 0, MPI_BYTE, peer, kAckTag, ctx.comm);
-      if (i >= warmup) mine.push_back(recv_time);
     }
+    if (i >= warmup) mine.push_back(time);
   }
+  return mine;
+}
+
+}  // namespace
+
+OverheadSamples overheads(const ProbeContext& ctx, std::size_t bytes, int reps, int warmup, double delay_ns) {
+  std::vector<double> mine = delayed_receiver(ctx, bytes, reps, warmup, delay_ns, [&](int n, int peer) {
+    const double start = now_ns();
+    MPI_Recv(ctx.buffers->recv(), n, MPI_BYTE, peer, kDataTag, ctx.comm, MPI_STATUS_IGNORE);
+    return now_ns() - start;
+  });
   OverheadSamples result;
   if (ctx.rank == 0) {
     result.send_ns = std::move(mine);
@@ -127,26 +144,14 @@ OverheadSamples overheads(const ProbeContext& ctx, std::size_t bytes, int reps, 
 }
 
 std::vector<double> probe_overheads(const ProbeContext& ctx, std::size_t bytes, int reps, int warmup, double delay_ns) {
-  const int n = static_cast<int>(bytes);
-  const int peer = kPeerOf[ctx.rank];
-  std::vector<double> mine;
-  mine.reserve(static_cast<std::size_t>(reps));
-  align(ctx);
-  for (int i = 0; i < warmup + reps; ++i) {
-    if (ctx.rank == 0) {
-      MPI_Send(ctx.buffers->send(), n, MPI_BYTE, peer, kDataTag, ctx.comm);
-      MPI_Recv(nullptr, 0, MPI_BYTE, peer, kAckTag, ctx.comm, MPI_STATUS_IGNORE);
-    } else {
-      spin_for_ns(delay_ns);  // as in overheads(): the message is there when the probe starts
-      MPI_Status status;
-      const double start = now_ns();
-      MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, ctx.comm, &status);
-      const double probe_time = now_ns() - start;
-      MPI_Recv(ctx.buffers->recv(), n, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, ctx.comm, MPI_STATUS_IGNORE);
-      MPI_Send(nullptr, 0, MPI_BYTE, peer, kAckTag, ctx.comm);
-      if (i >= warmup) mine.push_back(probe_time);
-    }
-  }
+  std::vector<double> mine = delayed_receiver(ctx, bytes, reps, warmup, delay_ns, [&](int n, int) {
+    MPI_Status status;
+    const double start = now_ns();
+    MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, ctx.comm, &status);
+    const double probe_time = now_ns() - start;
+    MPI_Recv(ctx.buffers->recv(), n, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, ctx.comm, MPI_STATUS_IGNORE);
+    return probe_time;
+  });
   if (ctx.rank == 0) return collect_on_client(ctx, {});
   collect_on_client(ctx, std::move(mine));
   return {};
