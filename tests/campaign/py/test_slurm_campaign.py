@@ -71,6 +71,7 @@ class SlurmCampaignTest(unittest.TestCase):
         os.chdir(d)
         self.run_campaign("--mode", "slurm", "--build-dir", BUILD_DIR, "--mpiexec", MPIEXEC, "-n", "2",
                           "--delta-l", "0", "--reps", "3", "--sbatch-arg=--overcommit", "--injector-prefix", "",
+                          "--core-limit", "1us",  # not auto: see test_local_campaign
                           "--loggp-arg=--rounds", "--loggp-arg=1", "--loggp-arg=--reps", "--loggp-arg=10",
                           *prediction, "-o", "campaign",
                           "--", TEST_APP, "--compute-ms", "20", "--fail-once-untraced", os.path.join(d, "marker"))
