@@ -621,7 +621,7 @@ void RankBuilder::handle_recv(const Event& e, uint64_t call_index) {
   Ref r = ref_of(receive_completed(e, e.peer, e.tag, e.bytes, st, probed ? chain_.probe_loop_calc : c, call_index));
   if (r != kNone) wait_for(r, probed ? chain_.probe_lag_ns : 0);
   if (probed) chain_.pending_req.push_back(c);
-  if (after_probe_) charge_probe_overhead();
+  if (chain_.after_blocking_probe) charge_probe_overhead();
 }
 
 void RankBuilder::handle_sendrecv(const Event& e, uint64_t call_index) {
@@ -735,8 +735,6 @@ void RankBuilder::on_event(const Event& e, uint64_t call_index) {
     return;
   }
   if (ctx_.options.poll_lag) track_polling(e);
-  after_probe_ = chain_.after_blocking_probe;
-  chain_.after_blocking_probe = e.call == Call::Probe;
   switch (trace::call_family(e.call)) {
     case Family::send:
       handle_send(e, call_index);
@@ -813,6 +811,8 @@ void RankBuilder::on_event(const Event& e, uint64_t call_index) {
     chain_.probe_lag_ns = 0;
     chain_.probe_loop_calc = kNone;
   }
+  // An MPI_Probe hands its matching time to the receive that takes its message next.
+  chain_.after_blocking_probe = e.call == Call::Probe;
 }
 
 void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, const std::vector<int32_t>& members,
@@ -820,6 +820,7 @@ void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, co
   account_time(e);
   chain_.poll_fails = 0;
   chain_.probe_lag_ns = 0;
+  chain_.after_blocking_probe = false;
   chain_.probe_loop_calc = kNone;
   // A collective over one rank waits for nobody: all its time is this rank's (an MPI_Allreduce
   // over a one-rank row communicator copies and returns).

@@ -200,7 +200,6 @@ class RankBuilder {
   uint32_t thread_ = 0;
   ChainState chain_;
   uint64_t found_lag_ns_ = 0;  // the current event's lag if it is a poll that found something
-  bool after_probe_ = false;   // the current event follows a blocking MPI_Probe
 
   struct ThreadChain {
     uint32_t thread = 0;
