@@ -3,7 +3,7 @@ import argparse
 import os
 import sys
 
-from . import config, cores, environment, noise, prediction, prepare, report, rounds, runs, schedule, slurm, units
+from . import config, cores, environment, noise, prediction, prepare, rejudge, report, rounds, runs, schedule, slurm, units
 from .runtime_records import RecordError
 
 USAGE = """llamp-campaign [options] -- APP [APP ARGS...]     run a campaign
@@ -245,6 +245,11 @@ def _bound(target, bound, planned, factor):
     return (bound or factor * planned) if target > 0 else planned
 
 
+# How often a campaign launches again what a recalibration took back (each pass can recalibrate
+# once more only if the host shows yet another, faster placement).
+REJUDGE_PASSES = 3
+
+
 def run_local(c):
     # Traced runs after the first are spread over the measured rounds (prepare.interleaved_trace_slots);
     # a campaign whose trace is settled (or given, or without prediction) only runs what is missing.
@@ -271,6 +276,14 @@ def run_local(c):
         if not c.no_prediction:
             noise.record_all(c, _log)
             noise.analyze(c, _log)
+        # A recalibration of the core limits (cores.recalibrate) takes back what the old limits
+        # accepted and the new ones reject; launch it again, with what depends on it.
+        for _ in range(REJUDGE_PASSES):
+            if not rejudge.rejudge(c, _log):
+                break
+            prepare_step(c)
+            for s in c.schedule:
+                runs.run_slot(c, s, _log)
     except prepare.StepError as e:
         raise SystemExit(f"llamp-campaign: {e}")
     report.write(c, _log)

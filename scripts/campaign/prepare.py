@@ -48,7 +48,7 @@ def _guarded_step(campaign, launch, cpus, run, log):
     if os.path.exists(path):
         with open(path) as f:
             ledger = json.load(f)
-    ledger[launch] = dict(guard.fields(), slow_cores_launches=slow, kept_slow=guard.slow)
+    ledger[launch] = dict(guard.fields(), slow_cores_launches=slow, kept_slow=guard.slow, host=os.uname().nodename)
     with open(path + ".tmp", "w") as f:
         json.dump(ledger, f, indent=2)
     os.replace(path + ".tmp", path)

@@ -318,6 +318,15 @@ def _core_probe_paragraph(result, probes):
         text += " (" + "; ".join(f"{h['host']}: 3 x (limit) and 0.6 x (floor) the median of the fast ones of "
                                  f"{len(h['probes_ns'])} probes, {h.get('reference_ns', h['fastest_ns']):.0f} ns"
                                  for h in probes["hosts"]) + ")"
+    for h in probes["hosts"]:
+        for again in h.get("recalibrations", []):
+            taken = again.get("taken_back", [])
+            text += (f". Calibrated again on {h['host']}: a probe read {again['trigger_ns']:.0f} ns, under a third of "
+                     f"the reference {again['reference_before_ns']:.0f} ns (a placement the calibration had not seen), "
+                     f"and the reference became {again['reference_ns']:.0f} ns; "
+                     + (f"{len(taken)} launch(es) the earlier limits had accepted ran outside the new ones and were "
+                        f"launched again ({', '.join(taken)})" if taken else
+                        "nothing the earlier limits had accepted ran outside the new ones"))
     text += (f". {probes['slow_cores_attempts']} of {probes['probed_attempts']} measured attempts were slow-cores "
              f"(the host had placed the ranks' cores apart, where every message is slower, or on one physical core, "
              f"where the ranks share its execution units) and were launched again; never averaged in.")

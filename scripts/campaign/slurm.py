@@ -15,7 +15,7 @@ import shlex
 import subprocess
 import sys
 
-from . import runs
+from . import rejudge, runs
 
 
 def _script(campaign, name, ntasks, time_s, body, extra):
@@ -48,8 +48,10 @@ def _submit(args):
 
 
 def submit(campaign, sbatch_args, parallel=1, log=print):
-    """Submits prepare (unless done), the array over slots without success, and the report."""
+    """Submits prepare (unless done), the array over slots without success, and the report. What a
+    recalibration of the core limits took back (rejudge.py) is among them on `resume`."""
     os.makedirs(campaign.path("slurm"), exist_ok=True)
+    rejudge.rejudge(campaign, log)
     records = runs.load_records(campaign)
     pending = [s.slot for s in campaign.schedule if not runs.slot_done(records, s.slot)]
     jobs = {}

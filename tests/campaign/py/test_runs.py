@@ -202,6 +202,118 @@ class OneCoreFloorTest(unittest.TestCase):
         self.assertEqual((slow, guard.floor, guard.slow), (0, None, False))
 
 
+class RecalibrationTest(unittest.TestCase):
+    """A calibration taken while the host kept the vCPUs apart (stop 16's CI: reference 157 ns, then
+    every launch of a slot rejected at 12-27 ns as "on one physical core") is corrected by the first
+    probe three times faster, and what its limits accepted is judged again."""
+
+    APART = {"host": os.uname().nodename, "probes_ns": [157.0] * 20, "fastest_ns": 157.0, "reference_ns": 157.0,
+             "limit_ns": 471.0, "floor_ns": 94.2}
+
+    def campaign_calibrated_apart(self, probes):
+        from campaign import config
+        d = temp_dir(self)
+        c = config.Campaign(out_dir=d, app=["a"], ranks=2, deltas_ns=[0.0, 1000.0], core_limit="auto",
+                            core_retries=3, core_wait_s=0, tools=config.Tools(coreprobe=fake_coreprobe(d, probes)))
+        with open(c.path(f"cores-{os.uname().nodename}.json"), "w") as f:
+            json.dump(self.APART, f)
+        return c
+
+    def host_record(self, c):
+        with open(c.path(f"cores-{os.uname().nodename}.json")) as f:
+            return json.load(f)
+
+    def test_a_probe_three_times_faster_calibrates_again(self):
+        from campaign import cores
+        # the probe before the launch (25 ns), then 20 calibration probes, then the one after it
+        c = self.campaign_calibrated_apart(["25"] + ["26"] * 19 + ["12", "27"])
+        logged = []
+        _, guard, slow = cores.guarded(c, "params-1", 2, lambda g: None, log=logged.append)
+        self.assertEqual((slow, guard.slow, guard.limit), (0, False, 78.0))
+        record = self.host_record(c)
+        self.assertEqual((record["reference_ns"], record["limit_ns"], record["floor_ns"]), (26.0, 78.0, 0.6 * 26.0))
+        self.assertEqual(len(record["probes_ns"]), 40)  # the calibration's and the new ones, not the trigger
+        self.assertEqual(record["recalibrations"][0]["trigger_ns"], 25.0)
+        self.assertEqual(record["recalibrations"][0]["reference_before_ns"], 157.0)
+        self.assertIn("calibrated again", logged[0])
+
+    def test_one_odd_probe_does_not_move_the_reference(self):
+        from campaign import cores
+        # before (5 ns: recalibrates), 20 calibration probes, after; the launch is judged out by its
+        # 5 ns (below the floor) and launched again between two probes that read as the calibration
+        c = self.campaign_calibrated_apart(["5"] + ["157"] * 20 + ["157"] * 3)
+        _, guard, slow = cores.guarded(c, "params-1", 2, lambda g: None, log=lambda *_: None)
+        self.assertEqual((guard.limit, slow, guard.slow), (471.0, 1, False))
+        self.assertEqual(self.host_record(c)["reference_ns"], 157.0)
+
+    def test_a_faster_placement_within_the_factor_keeps_the_calibration(self):
+        from campaign import cores
+        # one physical core (12 ns) against a shared cache (26 ns) is 2x: the floor's business
+        c = self.campaign_calibrated_apart([])
+        record = dict(self.APART, probes_ns=[26.0] * 20, fastest_ns=26.0, reference_ns=26.0, limit_ns=78.0,
+                      floor_ns=15.6)
+        with open(c.path(f"cores-{os.uname().nodename}.json"), "w") as f:
+            json.dump(record, f)
+        self.assertFalse(cores.faster_than_calibrated(c, 12.0, 78.0))
+        self.assertTrue(cores.faster_than_calibrated(c, 8.0, 78.0))
+        c.core_limit = "1us"
+        self.assertFalse(cores.faster_than_calibrated(c, 8.0, 1000.0))  # an explicit limit is the user's
+
+    def write_run(self, c, slot, status, during_ns, limits=(471.0, 94.2)):
+        directory = c.path("runs", f"slot-{slot:04d}-a1")
+        os.makedirs(directory)
+        run = {"slot": slot, "round": 0, "delta_ns": 0.0, "attempt": 1, "status": status, "runtime_ns": 1,
+               "reason": "", "core_before_ns": 30.0, "core_init_ns": during_ns, "core_finalize_ns": during_ns,
+               "core_during_ns": during_ns, "core_during_min_ns": during_ns, "core_after_ns": 30.0,
+               "core_limit_ns": limits[0], "core_floor_ns": limits[1]}
+        with open(os.path.join(directory, "record.json"), "w") as f:
+            json.dump(run, f)
+
+    def test_what_the_old_limits_accepted_is_judged_again(self):
+        from campaign import cores, rejudge, runs
+        c = self.campaign_calibrated_apart(["25"] + ["26"] * 20)
+        self.write_run(c, 0, "ok", 160.0)  # apart: accepted under the old limits
+        self.write_run(c, 1, "ok", 26.0, limits=(78.0, 15.6))  # launched after the recalibration
+        names = {"params-1": 160.0, "params-2": 26.0, "trace-1-reference": 160.0, "trace-2": 27.0}
+        ledger = {n: {"core_before_ns": v, "core_after_ns": v, "core_limit_ns": 471.0, "core_floor_ns": 94.2,
+                      "slow_cores_launches": 0, "kept_slow": False} for n, v in names.items()}
+        with open(c.path("prepare-cores.json"), "w") as f:
+            json.dump(ledger, f)
+        for name in ("params-1.json", "params-2.json", "params.json", "trace-1.done", "trace-2.done",
+                     "trace.done.json", "app.goal", "app.goal.json", "analysis.json", "analysis-noise.json"):
+            open(c.path(name), "w").close()
+        self.assertEqual(rejudge.rejudge(c, log=lambda *_: None), 0)  # no recalibration yet: nothing to judge
+
+        cores.guarded(c, "params-3", 2, lambda g: None, log=lambda *_: None)  # recalibrates at 25 ns
+        logged = []
+        self.assertEqual(rejudge.rejudge(c, log=logged.append), 3)
+        records = {r["slot"]: r for r in runs.load_records(c)}
+        self.assertEqual(records[0]["status"], "slow-cores")
+        self.assertIn("calibrated again", records[0]["reason"])
+        self.assertEqual((records[0]["first_judged_limit_ns"], records[0]["core_limit_ns"]), (471.0, 78.0))
+        self.assertEqual(records[1]["status"], "ok")
+        self.assertFalse(runs.slot_done(runs.load_records(c), 0))
+        left = {n for n in os.listdir(c.out_dir)}
+        self.assertNotIn("params-1.json", left)  # launched again by measure_parameters
+        self.assertNotIn("params.json", left)  # combined again from the launches
+        self.assertNotIn("trace-1.done", left)  # reference and traced run again
+        self.assertNotIn("trace.done.json", left)  # the choice of trace again
+        self.assertFalse({"app.goal", "analysis.json", "analysis-noise.json"} & left)
+        self.assertTrue({"params-2.json", "trace-2.done"} <= left)
+        with open(c.path("prepare-cores.json")) as f:
+            self.assertEqual(set(json.load(f)), {"params-2", "trace-2"})
+        self.assertIn("3 accepted launch(es)", logged[0])
+        self.assertEqual(self.host_record(c)["recalibrations"][0]["taken_back"],
+                         ["slot-0000-a1", "params-1", "trace-1-reference"])
+        from campaign import report
+        text = report._core_probe_paragraph({}, {"hosts": [self.host_record(c)], "limit_ns": [78.0], "floor_ns": [15.6],
+                                       "probed_attempts": 2, "slow_cores_attempts": 1,
+                                       "accepted_probe_median_ns": None, "prepare": {}})
+        self.assertIn("Calibrated again", text)
+        self.assertIn("3 launch(es) the earlier limits had accepted", text)
+        self.assertEqual(rejudge.rejudge(c, log=lambda *_: None), 0)  # taken back once
+
+
 class SlowCoresRetryTest(unittest.TestCase):
     """run_slot's loop over slow-cores attempts. A run the probes inside the job find slow cannot
     be produced on demand, so run_attempt is replaced by a list of outcomes."""
