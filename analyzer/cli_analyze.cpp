@@ -277,7 +277,7 @@ void register_cli(CLI::App& app) {
       "Runtime, latency/bandwidth sensitivity (λ, ρ), critical latencies and tolerance of an execution graph");
   sub->add_option("graph", args->graph, "execution graph (GOAL text or llamp binary)")->required();
   sub->add_option("--params", args->params, "LogGP parameter file (llamp-loggp JSON); flags override it");
-  for (const char* f : {"L", "o", "g", "G", "S", "o-send", "o-recv", "O"}) {
+  for (const char* f : {"L", "o", "g", "G", "S", "o-send", "o-recv", "O", "o-rndv"}) {
     std::string flag = fmt::format("--{}", f);
     std::string help = std::string(f) == "S" ? "rendezvous threshold with unit (256KiB) or inf"
                        : (std::string(f) == "G" || std::string(f) == "O") ? "time per byte with unit (0.018ns)"

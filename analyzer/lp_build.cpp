@@ -96,7 +96,9 @@ class Builder {
     return s == 0 ? 0.0 : static_cast<double>(s - 1);
   }
   double o_send(VertexId send) const { return p_.o_send_ns + gap_bytes(send) * p_.O_ns_per_byte; }
-  double o_recv(VertexId send) const { return p_.o_recv_ns + gap_bytes(send) * p_.O_ns_per_byte; }
+  double o_recv(VertexId send) const {
+    return p_.o_recv_ns + gap_bytes(send) * p_.O_ns_per_byte + (rendezvous(send) ? p_.o_rndv_ns : 0.0);
+  }
 
   // Latency L_const + L_coef·l of the message `send` → its receive.
   Expr latency(VertexId send) const {

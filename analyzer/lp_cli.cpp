@@ -50,7 +50,7 @@ void register_lp_cli(CLI::App& app) {
   sub->add_option("graph", args->graph, "execution graph (GOAL text or llamp binary)")->required();
   sub->add_option("-o,--output", args->output, "output file: NAME.lp (CPLEX LP) or NAME.mps (MPS)")->required();
   sub->add_option("--params", args->params, "LogGP parameter file (llamp-loggp JSON); flags override it");
-  for (const char* f : {"L", "o", "g", "G", "S", "o-send", "o-recv", "O"}) {
+  for (const char* f : {"L", "o", "g", "G", "S", "o-send", "o-recv", "O", "o-rndv"}) {
     const std::string name = f;
     const std::string help = name == "S"                    ? "rendezvous threshold with unit (256KiB) or inf"
                              : (name == "G" || name == "O") ? "time per byte with unit (0.018ns)"

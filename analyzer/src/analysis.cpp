@@ -100,9 +100,9 @@ nlohmann::json to_json(const Analysis& a, const graph::Graph& g) {
   j["graph"] = {
       {"source", a.source}, {"ranks", a.ranks}, {"vertices", a.vertices}, {"edges", a.edges}, {"messages", a.messages}};
   j["params"] = {
-      {"L_ns", a.loggp.L_ns},      {"o_send_ns", a.loggp.o_send_ns},         {"o_recv_ns", a.loggp.o_recv_ns},
-      {"g_ns", a.loggp.g_ns},      {"G_ns_per_byte", a.loggp.G_ns_per_byte}, {"O_ns_per_byte", a.loggp.O_ns_per_byte},
-      {"S_bytes", a.loggp.S_bytes}};
+      {"L_ns", a.loggp.L_ns},       {"o_send_ns", a.loggp.o_send_ns},         {"o_recv_ns", a.loggp.o_recv_ns},
+      {"g_ns", a.loggp.g_ns},       {"G_ns_per_byte", a.loggp.G_ns_per_byte}, {"O_ns_per_byte", a.loggp.O_ns_per_byte},
+      {"S_bytes", a.loggp.S_bytes}, {"o_rndv_ns", a.loggp.o_rndv_ns}};
   j["latency_variable"] = a.homogeneous ? "L" : "delta_L";
   j["L0_ns"] = a.L0;
   j["G0_ns_per_byte"] = a.G0;
@@ -169,9 +169,10 @@ std::string to_text(const Analysis& a, const graph::Graph& g) {
   std::string s;
   append(s, "graph      {}: {} ranks, {} vertices, {} edges, {} messages\n", a.source, a.ranks, a.vertices, a.edges,
          a.messages);
-  append(s, "model      LogGPS  L={} o_send={} o_recv={} G={:.6g} ns/B  S={} B{}\n", format_time_ns(a.loggp.L_ns),
+  append(s, "model      LogGPS  L={} o_send={} o_recv={} G={:.6g} ns/B  S={} B{}{}\n", format_time_ns(a.loggp.L_ns),
          format_time_ns(a.loggp.o_send_ns), format_time_ns(a.loggp.o_recv_ns), a.loggp.G_ns_per_byte,
          a.loggp.S_bytes == UINT64_MAX ? std::string("inf") : std::to_string(a.loggp.S_bytes),
+         a.loggp.o_rndv_ns > 0 ? "  o_rndv=" + format_time_ns(a.loggp.o_rndv_ns) : std::string(),
          a.homogeneous ? "" : "  (heterogeneous: latencies per rank pair, sweep variable ΔL)");
   append(s, "runtime    T = {}\n", format_time_ns(a.T));
   append(s, "latency    λ_L = {:g}   ρ_L = {:.4f}\n", a.lambda_L, a.rho_L);

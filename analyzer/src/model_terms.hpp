@@ -26,7 +26,7 @@ struct RouteCost {
 
 // The parts of one message's cost (s = the send's bytes, sb = max(s − 1, 0)).
 struct MessageCost {
-  double o_send, o_recv;            // o_send + sb·O, o_recv + sb·O
+  double o_send, o_recv;            // o_send + sb·O, o_recv + sb·O (+ o_rndv for a rendezvous)
   double bytes_term, bytes_term_d;  // B(s) = sb·G and its slope
   const RouteCost* route;
   bool rendezvous;
@@ -49,6 +49,7 @@ struct Terms {
     o_recv = model.loggp.o_recv_ns;
     O = model.loggp.O_ns_per_byte;
     S = model.loggp.S_bytes;
+    o_rndv = model.loggp.o_rndv_ns;
   }
 
   const RouteCost& route(graph::VertexId send, graph::VertexId recv) const {
@@ -65,7 +66,9 @@ struct Terms {
     const uint64_t bytes = g.value[send];
     const double sb = bytes ? static_cast<double>(bytes - 1) : 0.0;
     const RouteCost& c = route(send, g.peer[send]);
-    return MessageCost{o_send + sb * O, o_recv + sb * O, sb * c.gap, sb * c.gap_d, &c, bytes > S};
+    const bool rendezvous = bytes > S;
+    return MessageCost{o_send + sb * O, o_recv + sb * O + (rendezvous ? o_rndv : 0.0), sb * c.gap, sb * c.gap_d, &c,
+                       rendezvous};
   }
 
   // The arm of the receive's max() that comes from the sender: arrival of an eager message, or
@@ -131,7 +134,7 @@ struct Terms {
   const NetworkModel& model;
   const NoiseShift* noise;
   std::vector<RouteCost> routes;
-  double o_send, o_recv, O;
+  double o_send, o_recv, O, o_rndv;
   uint64_t S;
 };
 

@@ -62,7 +62,8 @@ def _require(path, what):
 
 
 # Parameters combined over the llamp-loggp launches (each the median of the launches).
-AVERAGED_PARAMETERS = ("L_ns", "o_ns", "g_ns", "G_ns_per_byte", "o_send_ns", "o_recv_ns", "o_coll_ns", "o_probe_ns")
+AVERAGED_PARAMETERS = ("L_ns", "o_ns", "g_ns", "G_ns_per_byte", "o_send_ns", "o_recv_ns", "o_coll_ns", "o_probe_ns",
+                       "o_rndv_ns")
 
 
 def message_cost_ns(params):

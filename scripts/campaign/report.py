@@ -182,6 +182,7 @@ def build(campaign):
     measurement = params.get("measurement", {})
     fit = measurement.get("G_fit", {})
     result["G_ns_per_byte"] = params.get("G_ns_per_byte")
+    result["o_rndv_ns"] = params.get("o_rndv_ns")
     result["G_fit_bytes"] = [fit["min_bytes"], fit["max_bytes"]] if "min_bytes" in fit and "max_bytes" in fit else None
     # L + o_s + o_r of every llamp-loggp launch averaged into params.json, and the machine's
     # busy-wait overrun (mean over launches; one launch's for a single measurement).
@@ -398,7 +399,10 @@ def markdown(campaign, result):
             lo, hi = result["G_fit_bytes"]
             lines += [f"G = {result['G_ns_per_byte']:.4f} ns/B, the slope of the echoed ping-pong's half round trip "
                       f"over {lo}–{hi} B (llamp-loggp; `--max-size auto` fits it up to the application's largest "
-                      f"message).", ""]
+                      f"message)."
+                      + (f" A rendezvous transfer's handshake beyond its latency terms, o_rndv = "
+                         f"{result['o_rndv_ns']:.0f} ns (the fit's intercept less o_s + o_r + 3L), is part of "
+                         f"each receive of more than S bytes." if result.get("o_rndv_ns") else ""), ""]
         launches = result.get("parameter_launches_L_plus_o_ns", [])
         if len(launches) > 1:
             per_launch = ", ".join(f"{x:.0f}" for x in launches)

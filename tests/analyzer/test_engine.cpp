@@ -211,6 +211,23 @@ TEST(Engine, RendezvousWithOverheads) {
   EXPECT_DOUBLE_EQ(e.at_L(1000).T, (150 + 1000) + 50 + 2000 + 15 + 1000 + 50 + 1000);
 }
 
+// o_rndv (llamp-loggp: the rendezvous handshake beyond its latency terms) is the receiver's: it
+// ends the receive later, and the send with it; an eager message does not pay it.
+TEST(Engine, RendezvousHandshakeCostEndsTheReceiveLater) {
+  graph::Graph g = example();
+  llamp::LogGP p = params(1000, 50, 5, 2);
+  p.o_rndv_ns = 1900;
+  Engine e(g, homogeneous_model(p));
+  EXPECT_DOUBLE_EQ(e.at_L(1000).T, (150 + 1000) + 50 + 1900 + 2000 + 15 + 1000 + 50 + 1000);
+  EXPECT_DOUBLE_EQ(e.at_L(1000).slope, 4);  // a constant: λ_L does not change
+  CriticalPath cp = (e.at_L(1000), critical_path(e));
+  EXPECT_DOUBLE_EQ(cp.T, e.at_L(1000).T);
+  p.S_bytes = 1u << 20;  // eager: no handshake
+  Engine eager(g, homogeneous_model(p));
+  p.o_rndv_ns = 0;
+  EXPECT_DOUBLE_EQ(eager.at_L(1000).T, Engine(g, homogeneous_model(p)).at_L(1000).T);
+}
+
 TEST(Engine, NonblockingOverlap) {
   // o = 200: T = max(1100, max(500, 315 + L) + 200 + 1000): L_c = 185.
   graph::Graph g = example("running_example_nonblocking.goal");

@@ -28,8 +28,9 @@ void expect_close(double expected, double actual, const std::string& what) {
   EXPECT_NEAR(actual, expected, kRel * std::max(1.0, std::abs(expected))) << what;
 }
 
-llamp::LogGP params(double L, double o, double G, uint64_t S, double O = 0) {
+llamp::LogGP params(double L, double o, double G, uint64_t S, double O = 0, double o_rndv = 0) {
   llamp::LogGP p;
+  p.o_rndv_ns = o_rndv;
   p.L_ns = L;
   p.o_send_ns = o;
   p.o_recv_ns = o * 1.25;  // distinct send/receive overheads catch a swapped term
@@ -82,6 +83,7 @@ TEST(LpAgreement, RunningExampleEagerAndRendezvous) {
   expect_agreement(g, params(500, 0, 5, std::numeric_limits<uint64_t>::max()), 200, 500, "eager");
   expect_agreement(g, params(500, 0, 5, 2), 10, 1000, "rendezvous");
   expect_agreement(g, params(500, 30, 5, 2, 0.5), 10, 1000, "rendezvous with o and O");
+  expect_agreement(g, params(500, 30, 5, 2, 0.5, 700), 10, 1000, "rendezvous with o, O and o_rndv");
 }
 
 TEST(LpAgreement, RendezvousRunningExampleByHand) {
@@ -152,7 +154,7 @@ TEST_P(LpRandomAgreement, NativeAndClpAgree) {
   const double o = std::uniform_real_distribution<double>(0, 500)(rng);
   expect_agreement(g, params(L, o, G, std::numeric_limits<uint64_t>::max()), 0.5, 20000.5,
                    "eager, seed " + std::to_string(seed));
-  expect_agreement(g, params(L, o, G, 4096, 0.01), 0.5, 20000.5, "rendezvous, seed " + std::to_string(seed));
+  expect_agreement(g, params(L, o, G, 4096, 0.01, 1900), 0.5, 20000.5, "rendezvous, seed " + std::to_string(seed));
   // Clp on its own (no crash basis): presolve + dual simplex, and plain dual simplex.
   if (seed % 5 == 0) {
     expect_agreement(g, params(L, o, G, 4096, 0.01), 0.5, 20000.5, "presolve, seed " + std::to_string(seed),

@@ -46,6 +46,17 @@ TEST(LogGPParams, ParsesTheSchema) {
   EXPECT_EQ(to_json(q)["o_probe_ns"], 130);
   set_loggp_flag(q, "o_probe", "0.2us");
   EXPECT_DOUBLE_EQ(resolve(q).o_probe_ns, 200);
+  // o_rndv: the same (0 without it: a rendezvous then costs its latency terms only)
+  EXPECT_DOUBLE_EQ(resolve(c).o_rndv_ns, 0);
+  LogGPParams v = parse_loggp_params(R"({"format":"llamp-loggp","version":1,"L_ns":3000,"o_ns":5000,"g_ns":0,
+    "G_ns_per_byte":0.018,"S_bytes":262144,"o_rndv_ns":1900})",
+                                     "v.json");
+  EXPECT_DOUBLE_EQ(resolve(v).o_rndv_ns, 1900);
+  EXPECT_EQ(to_json(v)["o_rndv_ns"], 1900);
+  set_loggp_flag(v, "--o-rndv", "2us");
+  EXPECT_DOUBLE_EQ(resolve(v).o_rndv_ns, 2000);
+  v.o_rndv_ns = -1;
+  EXPECT_THROW(resolve(v), llamp::Error);
 }
 
 TEST(LogGPParams, RejectsBadFilesWithTheKey) {

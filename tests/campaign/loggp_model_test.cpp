@@ -13,15 +13,16 @@ namespace {
 
 Summary constant(double v) { return summarize({v, v, v}); }
 
-// Half round trips of an ideal LogGPS network: o_s + L + (s-1)G + o_r, with a fixed rendezvous
-// offset above the threshold (which must not leak into G).
+// Half round trips of an ideal LogGPS network: o_s + L + (s-1)G + o_r for eager messages, and above
+// the threshold o_s + 3L + (s-1)G + o_r + o_rndv (request-to-send, read request, data, and a
+// handshake of 5 us, which must not leak into G).
 std::vector<SizePoint> ideal_table(double L, double os, double orecv, double G, std::size_t S) {
   std::vector<SizePoint> points;
   for (std::size_t s = 1; s <= (1u << 20); s *= 2) {
     SizePoint p;
     p.bytes = s;
     p.rendezvous = s > S;
-    const double handshake = p.rendezvous ? 5000 : 0;
+    const double handshake = p.rendezvous ? 2 * L + 5000 : 0;
     p.half_rtt_ns = constant(os + L + static_cast<double>(s - 1) * G + orecv + handshake);
     p.o_send_ns = constant(os);
     p.o_recv_ns = constant(orecv);
@@ -62,6 +63,7 @@ TEST(LoggpModel, IdealNetworkGivesBackItsParameters) {
   EXPECT_EQ(p.G_fit_protocol, "rendezvous");
   EXPECT_EQ(p.G_fit_min_bytes, 16384u);  // only sizes above S: the handshake offset stays out
   EXPECT_DOUBLE_EQ(p.g_ns, 150);
+  EXPECT_NEAR(p.o_rndv_ns, 5000, 1e-6);
 }
 
 TEST(LoggpModel, ReferenceSizeSubtractsItsBandwidthTerm) {
@@ -69,6 +71,7 @@ TEST(LoggpModel, ReferenceSizeSubtractsItsBandwidthTerm) {
   const Parameters p = derive_parameters(table, 1024, 0, 4096);
   EXPECT_NEAR(p.L_ns, 900, 1e-6);
   EXPECT_EQ(p.G_fit_protocol, "eager");
+  EXPECT_DOUBLE_EQ(p.o_rndv_ns, 0);  // no rendezvous measured
 }
 
 TEST(LoggpModel, NegativeLatencyIsFlooredButKept) {
@@ -77,6 +80,8 @@ TEST(LoggpModel, NegativeLatencyIsFlooredButKept) {
   const Parameters p = derive_parameters(table, 1, 0, 4096);
   EXPECT_DOUBLE_EQ(p.L_ns, 0);
   EXPECT_DOUBLE_EQ(p.L_measured_ns, -20);
+  // the floored L (0), not the measured one, is what the model charges a rendezvous
+  EXPECT_NEAR(p.o_rndv_ns, 5000, 1e-6);
 }
 
 TEST(LoggpModel, RendezvousReferenceSizeIsRejected) {

@@ -88,6 +88,19 @@ TEST(LoggpRun, TwoRanksWriteAValidPlausibleParameterFile) {
   EXPECT_LT(doc["o_probe_ns"].get<double>(), 100000);
   EXPECT_NEAR(m["rounds"][0]["o_probe_ns"].get<double>(), m["rounds"][0]["probe_ns"]["median"].get<double>(), 1e-6);
   EXPECT_FALSE(m["method"]["o_probe"].get<std::string>().empty());
+  // o_rndv: consistent with the G fit's intercept (one round: the round's value is the file's), 0
+  // when the fit is over eager sizes.
+  ASSERT_TRUE(doc.contains("o_rndv_ns"));
+  EXPECT_DOUBLE_EQ(p.o_rndv_ns, doc["o_rndv_ns"].get<double>());
+  const auto& fit = m["G_fit"];
+  if (fit["protocol"] == "rendezvous")
+    EXPECT_NEAR(doc["o_rndv_ns"].get<double>(),
+                std::max(0.0, fit["intercept_ns"].get<double>() + fit["slope_ns_per_byte"].get<double>() - p.o_send_ns -
+                                  p.o_recv_ns - 3 * p.L_ns),
+                1e-6);
+  else
+    EXPECT_EQ(doc["o_rndv_ns"].get<double>(), 0);
+  EXPECT_FALSE(m["method"]["o_rndv"].get<std::string>().empty());
   // The machine's busy-wait overrun, per rank: a fraction of the wait, never negative.
   ASSERT_EQ(m["busy_wait_overrun"]["per_rank"].size(), 2u);
   for (const auto& v : m["busy_wait_overrun"]["per_rank"]) EXPECT_GE(v.get<double>(), 0);

@@ -68,6 +68,12 @@ Parameters derive_parameters(const std::vector<SizePoint>& points, std::size_t r
   params.L_measured_ns = reference->half_rtt_ns.median - params.o_send_ns - params.o_recv_ns - size_term;
   params.L_ns = std::max(0.0, params.L_measured_ns);
   params.g_ns = std::max(0.0, gap_ns);
+  // On one node a rendezvous costs ~1.9 us more than o_s + o_r + 3L with L ~ 0 (2026-11-26,
+  // MPICH 4.0.2 / UCX: the fit's intercept 2.42 us, o_s + o_r 0.49 us): without it the model put
+  // app_pingpong's 256 KiB round trips 3.9 us short of the traced ones.
+  if (params.G_fit_protocol == "rendezvous")
+    params.o_rndv_ns = std::max(
+        0.0, params.G_fit.intercept + params.G_ns_per_byte - params.o_send_ns - params.o_recv_ns - 3 * params.L_ns);
   return params;
 }
 

@@ -32,6 +32,11 @@ struct Parameters {
   double G_ns_per_byte = 0;
   double o_coll_ns = 0;   // a collective call's own CPU time beyond its messages (collective_overheads), >= 0
   double o_probe_ns = 0;  // a blocking probe's time with its message already there (probe_overheads)
+  // A rendezvous transfer's handshake beyond the model's latency terms: the rendezvous fit's half
+  // round trip at s B is o_s + o_r + 3L + (s-1)G + o_rndv (the receive waits posted: request-to-
+  // send, read request, data; docs/analyzer.md), so o_rndv = intercept + G - o_s - o_r - 3L, >= 0.
+  // 0 when the fit is over eager sizes (no rendezvous measured).
+  double o_rndv_ns = 0;
   LineFit G_fit;
   std::size_t G_fit_min_bytes = 0;
   std::size_t G_fit_max_bytes = 0;

@@ -85,11 +85,13 @@ void print_summary(const llamp::loggp::Measurement& m) {
                  "%zu B (slope %.4g ns/B); G is set to 0 - rerun on a quieter machine or with more --reps\n",
                  p.G_fit_min_bytes, p.G_fit_max_bytes, p.G_fit.slope);
   std::fprintf(stderr,
-               "llamp-loggp: L = %s (measured %s), o_send = %s, o_recv = %s, g = %s, G = %.5f ns/B, S = %llu B%s\n",
+               "llamp-loggp: L = %s (measured %s), o_send = %s, o_recv = %s, g = %s, G = %.5f ns/B, S = %llu B%s, "
+               "o_rndv = %s\n",
                format_time_ns(p.L_ns).c_str(), format_time_ns(p.L_measured_ns).c_str(),
                format_time_ns(p.o_send_ns).c_str(), format_time_ns(p.o_recv_ns).c_str(), format_time_ns(p.g_ns).c_str(),
                p.G_ns_per_byte, static_cast<unsigned long long>(m.protocol.S_bytes),
-               m.protocol.observed ? "" : " (no rendezvous seen up to the largest size)");
+               m.protocol.observed ? "" : " (no rendezvous seen up to the largest size)",
+               format_time_ns(p.o_rndv_ns).c_str());
 }
 
 int run(int argc, char** argv, int rank, llamp::tools::ToolPhase& phase) {

@@ -51,6 +51,7 @@ void combine_rounds(Measurement& m) {
   pick(&Parameters::G_ns_per_byte);
   pick(&Parameters::o_coll_ns);
   pick(&Parameters::o_probe_ns);
+  pick(&Parameters::o_rndv_ns);
 }
 
 }  // namespace

@@ -43,7 +43,8 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
                             {"g_ns", p.g_ns},
                             {"G_ns_per_byte", p.G_ns_per_byte},
                             {"o_coll_ns", p.o_coll_ns},
-                            {"o_probe_ns", p.o_probe_ns}};
+                            {"o_probe_ns", p.o_probe_ns},
+                            {"o_rndv_ns", p.o_rndv_ns}};
   nlohmann::json spreads;
   auto spread = [&](const char* name, double Parameters::*member) {
     spreads[name] = {{"min", m.spread_min.*member},
@@ -59,6 +60,7 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
   spread("G_ns_per_byte", &Parameters::G_ns_per_byte);
   spread("o_coll_ns", &Parameters::o_coll_ns);
   spread("o_probe_ns", &Parameters::o_probe_ns);
+  spread("o_rndv_ns", &Parameters::o_rndv_ns);
 
   nlohmann::json rounds = nlohmann::json::array();
   for (const RoundResult& r : m.rounds) {
@@ -72,6 +74,7 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
                       {"o_coll_ns", r.params.o_coll_ns},
                       {"collective_excess_ns", summary_json(r.collective_excess_ns)},
                       {"o_probe_ns", r.params.o_probe_ns},
+                      {"o_rndv_ns", r.params.o_rndv_ns},
                       {"probe_ns", summary_json(r.probe_ns)}});
   }
   nlohmann::json protocol_probes = nlohmann::json::array();
@@ -108,6 +111,11 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
                               "arrived before it (receiver delayed as for o_recv); the message is then received "
                               "untimed",
                               p.reference_bytes)},
+      {"o_rndv",
+       p.G_fit_protocol == "rendezvous"
+           ? "the G fit's intercept + G - o_send - o_recv - 3 L, floored at 0: what a rendezvous transfer costs "
+             "beyond o_s + o_r, its three latencies (request-to-send, read request, data) and (s-1)G"
+           : "0: the G fit is over eager sizes (raise --max-size above S to measure it)"},
       {"S", fmt::format("largest size whose MPI_Isend completes (within {} MPI_Test calls) before the "
                         "receiver has posted its receive, in most of {} tries; powers of two, then "
                         "bisection; a send of more than S bytes uses rendezvous",
@@ -128,6 +136,7 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
       {"o_recv_ns", p.o_recv_ns},
       {"o_coll_ns", p.o_coll_ns},
       {"o_probe_ns", p.o_probe_ns},
+      {"o_rndv_ns", p.o_rndv_ns},
       {"measurement",
        {{"tool", "llamp-loggp"},
         {"method", method},

@@ -5,6 +5,7 @@
 //   {"format": "llamp-loggp", "version": 1,
 //    "L_ns": 3000, "o_ns": 5000, "g_ns": 0, "G_ns_per_byte": 0.018, "S_bytes": 262144,
 //    "o_send_ns": ..., "o_recv_ns": ..., "O_ns_per_byte": ...,      (optional)
+//    "o_rndv_ns": ...,                                                 (optional)
 //    "o_coll_ns": ..., "o_probe_ns": ...,                              (optional, for llamp schedgen)
 //    "measurement": {...}}                                             (optional, free-form)
 #include <cstdint>
@@ -29,6 +30,12 @@ struct LogGPParams {
   // the unexpected queue). Not part of the path model: `llamp schedgen --probe-overhead` puts it
   // into the graph after the probed message's arrival.
   std::optional<double> o_probe_ns;
+  // The receiver's extra time in a rendezvous transfer at L = 0: handling the request-to-send,
+  // starting the read (on one node a process_vm_readv system call) and sending the completion
+  // notice. The path model's rendezvous has only the latency terms for these, and with L near 0
+  // they cost nothing; llamp-loggp measures it as the rendezvous fit's intercept less o_s, o_r
+  // and 3L (docs/analyzer.md).
+  std::optional<double> o_rndv_ns;
   nlohmann::json measurement;  // free-form provenance, kept for reports
 };
 
@@ -43,6 +50,7 @@ struct LogGP {
   uint64_t S_bytes = 0;      // messages of more than S bytes use rendezvous
   double o_coll_ns = 0;      // a collective call's own CPU time (applied by schedgen, not the analyzer)
   double o_probe_ns = 0;     // a blocking probe's own CPU time (applied by schedgen, not the analyzer)
+  double o_rndv_ns = 0;      // a rendezvous receive's extra time (handshake), part of its o_r
 };
 
 // Reads and checks a parameter file: required keys present, numbers finite and ≥ 0, S a whole
@@ -52,7 +60,7 @@ LogGPParams parse_loggp_params(std::string_view json_text, const std::string& na
 nlohmann::json to_json(const LogGPParams& p);
 
 // Sets one parameter from a flag value with units: flag is one of L, o, g, G, S, o_send, o_recv, O, o_coll,
-// o_probe
+// o_probe, o_rndv
 // (with or without leading dashes, '-' or '_'). Times take ns|us|ms|s, G and O take a time per
 // byte ("0.018ns"), S takes B|KiB|MiB|GiB|KB|MB|GB or "inf" (never rendezvous). A bare number
 // is an error naming the flag.

@@ -72,14 +72,16 @@ class PrepareTest(unittest.TestCase):
     def test_parameters_of_several_launches(self):
         a = {"format": "llamp-loggp", "version": 1, "L_ns": 10.0, "o_ns": 100.0, "g_ns": 50.0, "G_ns_per_byte": 0.08,
              "S_bytes": 8255, "o_send_ns": 50.0, "o_recv_ns": 150.0, "o_coll_ns": 140.0,
-             "o_probe_ns": 160.0, "measurement": {"tool": "llamp-loggp", "host": "vm"}}
-        b = dict(a, L_ns=310.0, o_send_ns=80.0, S_bytes=8191, measurement={"tool": "llamp-loggp", "host": "other"})
+             "o_probe_ns": 160.0, "o_rndv_ns": 1900.0, "measurement": {"tool": "llamp-loggp", "host": "vm"}}
+        b = dict(a, L_ns=310.0, o_send_ns=80.0, S_bytes=8191, o_rndv_ns=1750.0,
+                 measurement={"tool": "llamp-loggp", "host": "other"})
         c = dict(a, L_ns=40.0, S_bytes=8255)
         p = prepare.combine_parameter_files([a, b, c])
         self.assertAlmostEqual(p["L_ns"], 40.0)  # the median: one launch slow mid-job does not move it
         self.assertAlmostEqual(p["o_send_ns"], 50.0)
         self.assertAlmostEqual(p["o_coll_ns"], 140.0)
         self.assertAlmostEqual(p["o_probe_ns"], 160.0)
+        self.assertAlmostEqual(p["o_rndv_ns"], 1900.0)
         self.assertEqual(p["S_bytes"], 8255)  # the median
         self.assertEqual(p["measurement"]["host"], "vm")
         self.assertEqual([x["L_ns"] for x in p["measurement"]["launches"]], [10.0, 310.0, 40.0])

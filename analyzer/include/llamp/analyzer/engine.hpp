@@ -8,6 +8,7 @@
 //   rendezvous:    h = max(start(recv), start(send) + o_s + L)       (s > S)
 //                  end(recv) = h + o_r + 2L + B(s);   end(send) = end(recv) + L + o_s
 //   B(s) = (s−1)·G for s ≥ 1, 0 for s = 0;  o_s = o_send + (s−1)·O,  o_r = o_recv + (s−1)·O
+//   (+ o_rndv for a rendezvous receive: its handshake, measured by llamp-loggp)
 //   T = max over vertices of end(v)
 // Every time is carried as (value, slope) where slope is the derivative with respect to the sweep
 // variable (xL or xG, network.hpp); a max() with tied values keeps the larger slope, so the

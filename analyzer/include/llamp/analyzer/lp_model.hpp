@@ -8,6 +8,7 @@
 //   start(v) = max over predecessors p of  end(p) (Requires) | start(p) (IRequires);  0 without any
 //   Calc:            end = start + cost
 //   B(s) = (s-1)·G for s >= 1, 0 for s = 0;  o_s = o_send + (s-1)·O,  o_r = o_recv + (s-1)·O
+//   (+ o_rndv for the receive of a rendezvous message: its handshake)
 //   eager send (s <= S):   end = start + o_s;   arrival = start + o_s + L + B(s)
 //   receive of an eager message:  end = max(start(recv), arrival) + o_r
 //   rendezvous (s > S, Appendix B, RDMA-read): the handshake
