@@ -29,34 +29,31 @@ TEST(LogGPParams, ParsesTheSchema) {
   EXPECT_EQ(r.S_bytes, 262144u);
   EXPECT_EQ(p.measurement["tool"], "x");
   EXPECT_EQ(to_json(p)["S_bytes"], 262144);
-  EXPECT_DOUBLE_EQ(r.o_coll_ns, 0);  // optional: a file without it charges collectives nothing extra
-  LogGPParams c = parse_loggp_params(R"({"format":"llamp-loggp","version":1,"L_ns":3000,"o_ns":5000,"g_ns":0,
-    "G_ns_per_byte":0.018,"S_bytes":262144,"o_coll_ns":420})",
-                                     "c.json");
-  EXPECT_DOUBLE_EQ(resolve(c).o_coll_ns, 420);
-  EXPECT_EQ(to_json(c)["o_coll_ns"], 420);
-  set_loggp_flag(c, "--o-coll", "0.5us");
-  EXPECT_DOUBLE_EQ(resolve(c).o_coll_ns, 500);
-  // o_probe: optional in the same way (0 without it), kept by to_json, set by its flag
-  EXPECT_DOUBLE_EQ(resolve(c).o_probe_ns, 0);
-  LogGPParams q = parse_loggp_params(R"({"format":"llamp-loggp","version":1,"L_ns":3000,"o_ns":5000,"g_ns":0,
-    "G_ns_per_byte":0.018,"S_bytes":262144,"o_probe_ns":130})",
-                                     "q.json");
-  EXPECT_DOUBLE_EQ(resolve(q).o_probe_ns, 130);
-  EXPECT_EQ(to_json(q)["o_probe_ns"], 130);
-  set_loggp_flag(q, "o_probe", "0.2us");
-  EXPECT_DOUBLE_EQ(resolve(q).o_probe_ns, 200);
-  // o_rndv: the same (0 without it: a rendezvous then costs its latency terms only)
-  EXPECT_DOUBLE_EQ(resolve(c).o_rndv_ns, 0);
-  LogGPParams v = parse_loggp_params(R"({"format":"llamp-loggp","version":1,"L_ns":3000,"o_ns":5000,"g_ns":0,
-    "G_ns_per_byte":0.018,"S_bytes":262144,"o_rndv_ns":1900})",
-                                     "v.json");
-  EXPECT_DOUBLE_EQ(resolve(v).o_rndv_ns, 1900);
-  EXPECT_EQ(to_json(v)["o_rndv_ns"], 1900);
-  set_loggp_flag(v, "--o-rndv", "2us");
-  EXPECT_DOUBLE_EQ(resolve(v).o_rndv_ns, 2000);
-  v.o_rndv_ns = -1;
-  EXPECT_THROW(resolve(v), llamp::Error);
+}
+
+// The optional times (0 without them): each read from its key, kept by to_json, set by its flag,
+// and checked like the others.
+TEST(LogGPParams, OptionalTimesAreReadKeptAndSetByFlag) {
+  struct Optional {
+    const char* key;
+    const char* flag;
+    double LogGP::*member;
+  };
+  const Optional optionals[] = {{"o_coll_ns", "--o-coll", &LogGP::o_coll_ns},
+                                {"o_probe_ns", "o_probe", &LogGP::o_probe_ns},
+                                {"o_rndv_ns", "--o-rndv", &LogGP::o_rndv_ns}};
+  const std::string base = R"({"format":"llamp-loggp","version":1,"L_ns":3000,"o_ns":5000,"g_ns":0,
+    "G_ns_per_byte":0.018,"S_bytes":262144)";
+  for (const Optional& o : optionals) {
+    SCOPED_TRACE(o.key);
+    EXPECT_DOUBLE_EQ(resolve(parse_loggp_params(base + "}", "p.json")).*o.member, 0);
+    LogGPParams p = parse_loggp_params(base + ",\"" + o.key + "\":420}", "p.json");
+    EXPECT_DOUBLE_EQ(resolve(p).*o.member, 420);
+    EXPECT_EQ(to_json(p)[o.key], 420);
+    set_loggp_flag(p, o.flag, "0.5us");
+    EXPECT_DOUBLE_EQ(resolve(p).*o.member, 500);
+    EXPECT_THROW(parse_loggp_params(base + ",\"" + o.key + "\":-1}", "p.json"), llamp::Error);
+  }
 }
 
 TEST(LogGPParams, RejectsBadFilesWithTheKey) {
