@@ -65,7 +65,7 @@ CriticalPath walk(const Engine& e, size_t top) {
         case VertexKind::Recv: {
           const VertexId s = g.peer[v];
           const detail::MessageCost m = terms.message(s);
-          cpu(v, m.o_recv);
+          cpu(v, terms.receive_cpu(m));
           if (m.rendezvous) add_message(s, 2, true);  // read request and data
           const detail::Lin own = terms.start(v);
           const detail::Lin arm = terms.sender_arm(s, m);

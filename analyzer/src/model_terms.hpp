@@ -26,7 +26,7 @@ struct RouteCost {
 
 // The parts of one message's cost (s = the send's bytes, sb = max(s − 1, 0)).
 struct MessageCost {
-  double o_send, o_recv;            // o_send + sb·O, o_recv + sb·O (+ o_rndv for a rendezvous)
+  double o_send, o_recv;            // o_send + sb·O, o_recv + sb·O (a rendezvous adds o_rndv: receive_cpu)
   double bytes_term, bytes_term_d;  // B(s) = sb·G and its slope
   const RouteCost* route;
   bool rendezvous;
@@ -66,9 +66,7 @@ struct Terms {
     const uint64_t bytes = g.value[send];
     const double sb = bytes ? static_cast<double>(bytes - 1) : 0.0;
     const RouteCost& c = route(send, g.peer[send]);
-    const bool rendezvous = bytes > S;
-    return MessageCost{o_send + sb * O, o_recv + sb * O + (rendezvous ? o_rndv : 0.0), sb * c.gap, sb * c.gap_d, &c,
-                       rendezvous};
+    return MessageCost{o_send + sb * O, o_recv + sb * O, sb * c.gap, sb * c.gap_d, &c, bytes > S};
   }
 
   // The arm of the receive's max() that comes from the sender: arrival of an eager message, or
@@ -103,13 +101,17 @@ struct Terms {
         return Lin{h.v + m.o_recv, h.d};
       }
       take(h, arm);
-      return Lin{notice(r, h.v + 2 * m.route->lat + m.bytes_term) + m.o_recv,
+      return Lin{notice(r, h.v + 2 * m.route->lat + m.bytes_term) + m.o_recv + o_rndv,
                  h.d + 2 * m.route->lat_d + m.bytes_term_d};
     }
     take(h, sender_arm(s, m));
     if (!m.rendezvous) return Lin{h.v + m.o_recv, h.d};
-    return Lin{h.v + m.o_recv + 2 * m.route->lat + m.bytes_term, h.d + 2 * m.route->lat_d + m.bytes_term_d};
+    return Lin{h.v + m.o_recv + o_rndv + 2 * m.route->lat + m.bytes_term, h.d + 2 * m.route->lat_d + m.bytes_term_d};
   }
+
+  // The receive's own CPU time: o_r, and for a rendezvous its handshake o_rndv (added only on the
+  // rendezvous branches above, so an eager message's path is the same as without it).
+  double receive_cpu(const MessageCost& m) const { return m.rendezvous ? m.o_recv + o_rndv : m.o_recv; }
 
   Lin end_of(graph::VertexId u) const {
     switch (g.kind[u]) {

@@ -92,6 +92,11 @@ TEST(CriticalPath, NonblockingHaloExchangeRendezvous) {
   const graph::Graph g = halo_exchange(6, 256);
   Engine e(g, homogeneous_model(params(400, 200, 0.1, /*S=*/64)));
   for (double L = 0; L <= 20000; L += 250) expect_path_accounts_for_T(e, L, true);
+  // with the handshake's time (o_rndv), charged to the receiving rank's CPU
+  LogGP with_handshake = params(400, 200, 0.1, 64);
+  with_handshake.o_rndv_ns = 1900;
+  Engine h(g, homogeneous_model(with_handshake));
+  for (double L = 0; L <= 20000; L += 250) expect_path_accounts_for_T(h, L, true);
 }
 
 TEST(CriticalPath, NonblockingHaloExchangeTwoLevelModel) {
