@@ -58,6 +58,9 @@ SLOW_CORES = "slow-cores"
 AUTO_FACTOR = 3.0
 AUTO_PROBES = 20
 FLOOR_FACTOR = 0.6
+# Each recalibration costs AUTO_PROBES probes (~1.6 s); a host whose fast probes keep being single
+# ones (the 20 after each read as the calibration did) is not probed again without end.
+MAX_RECALIBRATIONS = 3
 
 
 class ProbeError(Exception):
@@ -176,6 +179,8 @@ def recalibrate(campaign, cpus, trigger_ns, log=print):
     as the old ones did, the reference stays. Everything judged under the old limits is judged
     again at the campaign's end (rejudge.py). Returns the new (limit, floor)."""
     record = host_record(campaign)
+    if record is not None and len(record.get("recalibrations", [])) >= MAX_RECALIBRATIONS:
+        return record["limit_ns"], record["floor_ns"]  # the fast probes keep being odd ones: keep the limits
     new = _calibration_probes(campaign, cpus)
     if record is None or new is None:
         return limits_ns(campaign, cpus, log)

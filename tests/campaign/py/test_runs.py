@@ -245,6 +245,13 @@ class RecalibrationTest(unittest.TestCase):
         _, guard, slow = cores.guarded(c, "params-1", 2, lambda g: None, log=lambda *_: None)
         self.assertEqual((guard.limit, slow, guard.slow), (471.0, 1, False))
         self.assertEqual(self.host_record(c)["reference_ns"], 157.0)
+        # after MAX_RECALIBRATIONS such odd probes the limits are kept without probing again
+        record = self.host_record(c)
+        record["recalibrations"] *= cores.MAX_RECALIBRATIONS
+        with open(c.path(f"cores-{os.uname().nodename}.json"), "w") as f:
+            json.dump(record, f)
+        self.assertEqual(cores.recalibrate(c, 2, 5.0, log=lambda *_: None), (471.0, 94.2))
+        self.assertEqual(len(self.host_record(c)["probes_ns"]), 40)
 
     def test_a_faster_placement_within_the_factor_keeps_the_calibration(self):
         from campaign import cores
