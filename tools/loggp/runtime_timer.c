@@ -178,7 +178,7 @@ static int rank_cpu(void) {
 
 /* Pins the watch thread to its rank's CPU. Unpinned, the scheduler may wake both ranks' threads on
  * one CPU (every CPU busy with a rank), where each waits for the other in turn and no probe is
- * answered: half of the unbound test runs answered 0 of 50 probes, the rest 48-50. On a node with
+ * answered: 9 of 23 unbound test runs answered 0 of ~50 probes, the rest 47-50. On a node with
  * idle cores an unpinned thread would also time cores other than the ranks'. Called after a probe,
  * so the move does not delay the next one; a rank bound to its core (the campaign's -bind-to core)
  * keeps its thread there anyway. */
