@@ -212,12 +212,12 @@ def new_campaign(argv):
     return c, args
 
 
-def prepare_step(c, first_trace_only=False, first_noise_only=False):
+def prepare_step(c, first_trace_only=False, first_noise_only=False, first_params_only=False):
     try:
         if c.no_prediction:
-            prepare.measure_parameters(c, _log)
+            prepare.measure_parameters(c, _log, first_params_only)
         else:
-            prepare.prepare(c, _log, first_trace_only)
+            prepare.prepare(c, _log, first_trace_only, first_params_only)
             if first_noise_only:
                 noise.record_once(c, 1, _log)
             else:
@@ -257,22 +257,35 @@ def run_local(c):
                   and not os.path.exists(c.path("trace.done.json")))
     # Noise recordings after the first likewise, while some are missing.
     noise_interleave = noise.enabled(c) and c.noise_runs > 1 and len(noise.recorded(c)) < c.noise_runs
-    prepare_step(c, first_trace_only=interleave, first_noise_only=noise_interleave)
+    # Parameter launches after the first likewise (the host drifts: prepare.interleaved_parameter_slots).
+    params_interleave = (not c.given_params and c.param_runs > 1
+                         and not all(os.path.exists(c.path(f"params-{k}.json")) for k in range(1, c.param_runs + 1)))
+    prepare_step(c, first_trace_only=interleave, first_noise_only=noise_interleave,
+                 first_params_only=params_interleave)
     traces_before = prepare.interleaved_trace_slots(c) if interleave else {}
     noise_before = noise.interleaved_slots(c) if noise_interleave else {}
+    params_before = prepare.interleaved_parameter_slots(c) if params_interleave else {}
     _log(f"{len(c.schedule)} runs: {len(c.deltas_ns)} ΔL values x {c.reps} shuffled rounds"
          + (f", traced runs 2..{c.trace_runs} among them" if interleave else "")
-         + (f", noise recordings 2..{c.noise_runs} among them" if noise_interleave else ""))
+         + (f", noise recordings 2..{c.noise_runs} among them" if noise_interleave else "")
+         + (f", parameter launches 2..{c.param_runs} among them" if params_interleave else ""))
     try:
         for s in c.schedule:
             for k in traces_before.get(s.slot, []):
                 prepare.trace_once(c, k, _log)
             for k in noise_before.get(s.slot, []):
                 noise.record_once(c, k, _log)
+            for k in params_before.get(s.slot, []):
+                prepare.parameter_launch_once(c, k, _log)
             runs.run_slot(c, s, _log)
         rounds.run_until_floor(c, _log)
         if interleave:
             prepare.settle_traces(c, _log)
+        if params_interleave:  # after the traces: the graph is made again from the kept one
+            if c.no_prediction:
+                prepare.measure_parameters(c, _log)
+            else:
+                prepare.settle_parameters(c, _log)
         if not c.no_prediction:
             noise.record_all(c, _log)
             noise.analyze(c, _log)

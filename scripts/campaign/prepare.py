@@ -110,22 +110,9 @@ def combine_parameter_files(files):
     return combined
 
 
-def measure_parameters(campaign, log=print):
-    """(a) params.json: llamp-loggp between two ranks on the same stack, at ΔL = 0, launched
-    --param-runs times (params-k.json each) and combined (combine_parameter_files). One launch is
-    one draw: on the 2-vCPU VM a job's 64 B half round trip is either ~150 or ~490 ns, the same
-    for the whole job (where the host has put the vCPUs: cores.py, which now launches a slow one
-    again), and one slow launch put L0 at 174 ns instead of 7 ns, every subcomm message 0.2 µs
-    late in the prediction."""
-    target = campaign.path("params.json")
-    if os.path.exists(target):
-        return target
-    if campaign.given_params:
-        shutil.copyfile(campaign.given_params, target)
-        log(f"parameters: copied {campaign.given_params}")
-        return target
-    _require(campaign.tools.loggp, "llamp-loggp")
-    env = environment.base_environment(campaign)
+def _loggp_arguments(campaign, log):
+    """llamp-loggp's arguments beyond -o: the sizes `--o-size/--max-size auto` read from app.goal,
+    and --loggp-arg."""
     extra = []
     if campaign.o_size == "auto":
         size = reference_size_from_graph(campaign.path("app.goal"))
@@ -140,26 +127,88 @@ def measure_parameters(campaign, log=print):
         extra += ["--max-size", f"{largest}B"]
     elif campaign.max_size:
         extra += ["--max-size", campaign.max_size]
-    extra += list(campaign.loggp_args)
+    return extra + list(campaign.loggp_args)
+
+
+def parameter_launch_once(campaign, k, log=print, extra=None):
+    """Parameter launch k (params-k.json), between core probes; skipped when it exists."""
+    one = campaign.path(f"params-{k}.json")
+    if os.path.exists(one):
+        return
+    _require(campaign.tools.loggp, "llamp-loggp")
+    env = environment.base_environment(campaign)
+    cmd = list(campaign.mpiexec) + ["-n", "2", campaign.tools.loggp, "-o", one + ".tmp"] + (
+        _loggp_arguments(campaign, log) if extra is None else extra)
+    _guarded_step(campaign, f"params-{k}", probed_cpus(campaign, 2),
+                  lambda guard: _parameter_launch(campaign, k, cmd, env, guard), log)
+    os.replace(one + ".tmp", one)
+
+
+def measure_parameters(campaign, log=print, first_only=False):
+    """(a) params.json: llamp-loggp between two ranks on the same stack, at ΔL = 0, launched
+    --param-runs times (params-k.json each) and combined (combine_parameter_files). One launch is
+    one draw: on the 2-vCPU VM a job's 64 B half round trip is either ~150 or ~490 ns, the same
+    for the whole job (where the host has put the vCPUs: cores.py, which now launches a slow one
+    again), and one slow launch put L0 at 174 ns instead of 7 ns, every subcomm message 0.2 µs
+    late in the prediction. With first_only, launch 1 only, and params.json combined from the
+    launches there are (provisional: run_local spreads the others over the measured runs and
+    settle_parameters combines them all). params.json is made again whenever it was combined
+    from other launches than there are now."""
+    target = campaign.path("params.json")
+    if campaign.given_params:
+        if not os.path.exists(target):
+            shutil.copyfile(campaign.given_params, target)
+            log(f"parameters: copied {campaign.given_params}")
+        return target
+    planned = 1 if first_only else campaign.param_runs
+    present = [k for k in range(1, campaign.param_runs + 1) if os.path.exists(campaign.path(f"params-{k}.json"))]
+    if os.path.exists(target) and _combined_from(target) in (None, present) and len(present) >= planned:
+        return target  # (None: a campaign from before the record of what was combined)
+    missing = [k for k in range(1, planned + 1) if k not in present]
+    extra = _loggp_arguments(campaign, log) if missing else None
+    for k in missing:
+        parameter_launch_once(campaign, k, log, extra)
+    launched = sorted(present + missing)
     files = []
-    for k in range(1, campaign.param_runs + 1):
-        one = campaign.path(f"params-{k}.json")
-        if not os.path.exists(one):
-            cmd = list(campaign.mpiexec) + ["-n", "2", campaign.tools.loggp, "-o", one + ".tmp"] + extra
-            _guarded_step(campaign, f"params-{k}", probed_cpus(campaign, 2),
-                          lambda guard, k=k, cmd=cmd: _parameter_launch(campaign, k, cmd, env, guard), log)
-            os.replace(one + ".tmp", one)
-        with open(one) as f:
+    for k in launched:
+        with open(campaign.path(f"params-{k}.json")) as f:
             files.append(json.load(f))
+    combined = combine_parameter_files(files)
+    combined["measurement"]["combined_launches"] = launched
     with open(target + ".tmp", "w") as f:
-        json.dump(combine_parameter_files(files), f, indent=2)
+        json.dump(combined, f, indent=2)
     os.replace(target + ".tmp", target)
-    with open(target) as f:
-        p = json.load(f)
+    for name in ("analysis.json", "analysis-cap.json", "analysis-noise.json"):
+        if os.path.exists(campaign.path(name)):
+            os.remove(campaign.path(name))  # they analysed other parameters
     spread = ", ".join(f"{message_cost_ns(f):.0f}" for f in files)
-    log(f"parameters: L = {p['L_ns']:.1f} ns, o = {p['o_ns']:.1f} ns, G = {p['G_ns_per_byte']:.4f} ns/B, "
-        f"S = {p['S_bytes']} B (median of {len(files)} launches; L + o_s + o_r per launch: {spread} ns)")
+    log(f"parameters: L = {combined['L_ns']:.1f} ns, o = {combined['o_ns']:.1f} ns, G = "
+        f"{combined['G_ns_per_byte']:.4f} ns/B, S = {combined['S_bytes']} B (median of {len(files)} launches; "
+        f"L + o_s + o_r per launch: {spread} ns)")
     return target
+
+
+def _combined_from(params_path):
+    with open(params_path) as f:
+        return json.load(f).get("measurement", {}).get("combined_launches")
+
+
+def interleaved_parameter_slots(campaign):
+    """Local mode: before which schedule slot each parameter launch after the first happens, {slot:
+    [k]}, evenly over the measured runs like the traced runs and the noise recordings. All five
+    launches before the runs measured the machine of the campaign's first minute: on a noisy
+    hour (stop 17) three of pingpong's five measured G at 0.172-0.180 ns/B, two at 0.154, the
+    median put its T(0) 7.4 % above the runs, whose points at ΔL >= 20 us were within 0.7 %."""
+    return spread_over_slots(campaign.param_runs, len(campaign.schedule))
+
+
+def settle_parameters(campaign, log=print):
+    """After the measured runs of an interleaved campaign: any parameter launch still missing, and
+    params.json, the graph (whose schedgen arguments take o_coll and o_probe from it) and the
+    analysis again when the launches changed it. Needs the kept (or provisional) trace."""
+    measure_parameters(campaign, log)
+    build_graph(campaign, log)  # made again if params.json changed o_coll or o_probe
+    analyze(campaign, log)  # again if measure_parameters changed params.json (it drops the analyses)
 
 
 def _parameter_launch(campaign, k, cmd, env, guard):
@@ -548,10 +597,10 @@ def repredict(campaign, log=print):
     analyze(campaign, log)
 
 
-def prepare(campaign, log=print, first_trace_only=False):
+def prepare(campaign, log=print, first_trace_only=False, first_params_only=False):
     trace_dir = trace_application(campaign, log, first_trace_only)
     if "auto" in (campaign.o_size, campaign.max_size):
         build_graph(campaign, log, trace_dir)  # `--o-size/--max-size auto` read the application's message sizes
-    measure_parameters(campaign, log)
+    measure_parameters(campaign, log, first_params_only)
     build_graph(campaign, log, trace_dir)  # again if params.json brought a collective overhead
     analyze(campaign, log)

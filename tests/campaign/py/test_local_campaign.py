@@ -97,10 +97,15 @@ class LocalCampaignTest(unittest.TestCase):
                      "campaign.png"):
             self.assertTrue(os.path.getsize(os.path.join(out, name)) > 0, name)
 
-        # The parameters are the mean of five llamp-loggp launches (the default --param-runs).
+        # The parameters are the median of five llamp-loggp launches (the default --param-runs), the
+        # first before the runs and the others among them, and the analysis is of all five.
         with open(os.path.join(out, "params.json")) as f:
-            launches = json.load(f)["measurement"]["launches"]
+            measurement = json.load(f)["measurement"]
+        launches = measurement["launches"]
         self.assertEqual(len(launches), 5)
+        self.assertEqual(measurement["combined_launches"], [1, 2, 3, 4, 5])
+        with open(os.path.join(out, "params.json")) as f, open(os.path.join(out, "analysis.json")) as g:
+            self.assertAlmostEqual(json.load(g)["params"]["L_ns"], json.load(f)["L_ns"])
         for k in range(1, 6):
             self.assertTrue(os.path.exists(os.path.join(out, f"params-{k}.json")), k)
         self.assertEqual(len(report["parameter_launches_L_plus_o_ns"]), 5)
@@ -118,6 +123,11 @@ class LocalCampaignTest(unittest.TestCase):
             with open(os.path.join(out, "cores.csv")) as f:
                 launches = {row["launch"] for row in csv.DictReader(f)}
             self.assertTrue({f"params-{k}" for k in range(1, 6)} | {f"trace-{k}" for k in (1, 2, 3)} <= launches)
+            with open(os.path.join(out, "cores.csv")) as f:
+                order = [row["launch"] for row in csv.DictReader(f)]
+            first_run = min(i for i, name in enumerate(order) if name.startswith("slot-"))
+            self.assertLess(order.index("params-1"), first_run)
+            self.assertGreater(order.index("params-2"), first_run)
             for r in report_records(out):
                 if r["status"] == "ok":
                     inside = [v for v in (r.get("core_init_ns"), r.get("core_finalize_ns")) if v is not None]

@@ -1,6 +1,7 @@
 """Preparation helpers without MPI runs: the reference message size `--o-size auto` derives from a
 GOAL graph (mean send size, rounded down to a power of two, at most 4 KiB), the analyzer range, the
 schedgen arguments the parameters add, and the launcher arguments that pin ranks to cores."""
+import json
 import os
 import unittest
 
@@ -93,6 +94,41 @@ class PrepareTest(unittest.TestCase):
         self.assertAlmostEqual(p["L_ns"], 160.0)  # an even count: the mean of the middle two
         self.assertEqual([x["busy_wait_overrun"] for x in p["measurement"]["launches"]], [0.01, 0.03])
         self.assertAlmostEqual(p["measurement"]["busy_wait_overrun_mean"], 0.02)
+
+
+class InterleavedParametersTest(unittest.TestCase):
+    """Parameter launch 1 before the runs gives a provisional params.json; the others, spread among
+    the runs (interleaved_parameter_slots), make it again with the analyses it fed dropped. The
+    launches are hand-made files here (measure_parameters launches only what is missing)."""
+
+    def launch(self, c, k, L):
+        with open(c.path(f"params-{k}.json"), "w") as f:
+            json.dump({"format": "llamp-loggp", "version": 1, "L_ns": L, "o_ns": 100.0, "g_ns": 0.0,
+                       "G_ns_per_byte": 0.15, "S_bytes": 8255, "measurement": {"tool": "llamp-loggp"}}, f)
+
+    def test_provisional_then_all_launches(self):
+        c = config.Campaign(out_dir=temp_dir(self), app=["a"], ranks=2, deltas_ns=[0.0, 1000.0], reps=5,
+                            param_runs=5)
+        c.schedule = [object()] * 10
+        self.assertEqual(prepare.interleaved_parameter_slots(c), {2: [2], 4: [3], 6: [4], 8: [5]})
+        self.launch(c, 1, 100.0)
+        prepare.measure_parameters(c, log=lambda *_: None, first_only=True)
+        with open(c.path("params.json")) as f:
+            params = json.load(f)
+        self.assertEqual((params["L_ns"], params["measurement"]["combined_launches"]), (100.0, [1]))
+        for k, L in ((2, 10.0), (3, 20.0), (4, 30.0), (5, 40.0)):
+            self.launch(c, k, L)
+        for name in ("analysis.json", "analysis-noise.json"):
+            open(c.path(name), "w").close()
+        prepare.measure_parameters(c, log=lambda *_: None)
+        with open(c.path("params.json")) as f:
+            params = json.load(f)
+        self.assertEqual((params["L_ns"], params["measurement"]["combined_launches"]), (30.0, [1, 2, 3, 4, 5]))
+        self.assertFalse(os.path.exists(c.path("analysis.json")))  # it analysed the provisional parameters
+        self.assertFalse(os.path.exists(c.path("analysis-noise.json")))
+        open(c.path("analysis.json"), "w").close()
+        prepare.measure_parameters(c, log=lambda *_: None)  # nothing new: params.json and the analysis stay
+        self.assertTrue(os.path.exists(c.path("analysis.json")))
 
 
 class BindingTest(unittest.TestCase):

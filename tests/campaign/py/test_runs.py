@@ -72,7 +72,8 @@ class RunsTest(unittest.TestCase):
         if len(os.sched_getaffinity(0)) < 2:
             self.skipTest("one CPU: no pair of cores to probe inside the jobs")
         d = temp_dir(self)
-        fake = fake_coreprobe(d, ["30", "2000", "31", "2000", "2000", "34", "2000", "35", "2000"])
+        # launches in order: params-1, slot 0, params-2 (spread among the runs), slot 1
+        fake = fake_coreprobe(d, ["30", "2000", "2000", "34", "2000", "31", "2000", "35", "2000"])
         out = os.path.join(d, "c")
         campaign("--build-dir", BUILD_DIR, "--mpiexec", MPIEXEC, "-n", "2", "--delta-l", "0", "--reps", "2",
                  "--no-prediction", "--param-runs", "2", "--loggp-arg=--rounds", "--loggp-arg=1",
@@ -96,7 +97,7 @@ class RunsTest(unittest.TestCase):
             probes = list(csv.DictReader(f))
         # (and every 100 ms during a launch that lasts that long: "in-run during")
         inside = [(p["launch"], p["when"]) for p in probes if p["when"] in ("in-run init", "in-run finalize")]
-        self.assertEqual(inside, [(launch, w) for launch in ("params-1", "params-2", "slot-0000-a1", "slot-0001-a1")
+        self.assertEqual(inside, [(launch, w) for launch in ("params-1", "slot-0000-a1", "params-2", "slot-0001-a1")
                                   for w in ("in-run init", "in-run finalize")])
         with open(os.path.join(out, "report.md")) as f:
             markdown = f.read()
