@@ -137,8 +137,9 @@ def parameter_launch_once(campaign, k, log=print, extra=None):
         return
     _require(campaign.tools.loggp, "llamp-loggp")
     env = environment.base_environment(campaign)
+    # (launches among the runs take the sizes launch 1 logged)
     cmd = list(campaign.mpiexec) + ["-n", "2", campaign.tools.loggp, "-o", one + ".tmp"] + (
-        _loggp_arguments(campaign, log) if extra is None else extra)
+        _loggp_arguments(campaign, lambda *_: None) if extra is None else extra)
     _guarded_step(campaign, f"params-{k}", probed_cpus(campaign, 2),
                   lambda guard: _parameter_launch(campaign, k, cmd, env, guard), log)
     os.replace(one + ".tmp", one)
