@@ -280,12 +280,9 @@ TEST(SchedgenCollectives, CollectiveOverheadIsComputationBeforeTheFirstMessage) 
     t[r].compute(30).wait(Call::Wait, {9}, {{9}});
     t[r].compute(5);
   }
-  const std::string dir = t.write("collective_overhead");
   Options with;
   with.collective_overhead_ns = 400;
-  Stats st;
-  graph::Graph g = build_graph(dir, with, &st);
-  graph::Graph plain = build_graph(dir);
+  const auto [g, plain, st] = build_with_and_without(t.write("collective_overhead"), with);
   ASSERT_EQ(kinds_of(g, 0), kinds_of(plain, 0));
   // the first calc, the one-rank allreduce's, the world allreduce, the calc before the Iallreduce, ...
   ASSERT_EQ(kinds_of(g, 0), "c c s r c s r c c");

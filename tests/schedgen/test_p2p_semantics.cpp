@@ -486,12 +486,9 @@ TEST(SchedgenP2P, ProbeOverheadIsComputationAfterTheProbedReceive) {
   mp.completions.push_back(Completion{0, 0, 0, 3, 12, false});
   t[1].compute(30).add(Call::Mrecv).requests = {77};
   t[1].compute(40);
-  const std::string dir = t.write("probe_overhead");
   Options with;
   with.probe_overhead_ns = 150;
-  Stats st;
-  graph::Graph g = build_graph(dir, with, &st);
-  graph::Graph plain = build_graph(dir);
+  const auto [g, plain, st] = build_with_and_without(t.write("probe_overhead"), with);
   ASSERT_EQ(kinds_of(g, 1), kinds_of(plain, 1));
   ASSERT_EQ(kinds_of(g, 1), "c r c r c");
   EXPECT_EQ(value(g, 1, 0), value(plain, 1, 0));

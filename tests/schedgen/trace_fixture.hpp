@@ -134,6 +134,19 @@ inline graph::Graph build_graph(const std::string& dir, const Options& opts = {}
   return b.take();
 }
 
+// The graph of `dir` with `opts` and with the default options, for an option that only adds
+// computation: the test compares the two vertex by vertex.
+struct WithAndWithout {
+  graph::Graph with, plain;
+  Stats stats;  // of `with`
+};
+inline WithAndWithout build_with_and_without(const std::string& dir, const Options& opts) {
+  WithAndWithout r;
+  r.with = build_graph(dir, opts, &r.stats);
+  r.plain = build_graph(dir);
+  return r;
+}
+
 // Vertex kinds of one rank, in local id order: "c s c r c".
 inline std::string kinds_of(const graph::Graph& g, uint32_t rank) {
   std::string out;
