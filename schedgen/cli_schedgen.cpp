@@ -27,6 +27,7 @@ struct CliArgs {
   bool allow_truncated = false;
   bool no_poll_lag = false;
   bool no_initiation_time = false;
+  bool no_failed_poll_time = false;
   bool tracer_time = false;
   std::string collective_overhead = "0ns";
   std::string probe_overhead = "0ns";
@@ -41,6 +42,7 @@ void run(const CliArgs& a) {
   opts.allow_truncated = a.allow_truncated;
   opts.poll_lag = !a.no_poll_lag;
   opts.initiation_time = !a.no_initiation_time;
+  opts.failed_poll_time = !a.no_failed_poll_time;
   opts.tracer_time = a.tracer_time;
   opts.collective_overhead_ns = units::parse_time_ns(a.collective_overhead, "--collective-overhead");
   opts.probe_overhead_ns = units::parse_time_ns(a.probe_overhead, "--probe-overhead");
@@ -89,6 +91,9 @@ void run(const CliArgs& a) {
         "  {} call(s) that return without waiting (MPI_Isend, MPI_Startall, ...): {:.3f} ms inside them counted "
         "as computation\n",
         st.initiation_calls, static_cast<double>(st.initiation_ns) / 1e6);
+  if (st.failed_poll_calls)
+    fmt::print("  {} poll(s) that found nothing: {:.3f} ms inside them counted as computation\n", st.failed_poll_calls,
+               static_cast<double>(st.failed_poll_ns) / 1e6);
   if (st.tracer_time_ns)
     fmt::print("  {:.3f} ms of the tracer's own time (sampled, tracer-cost-*.json) taken off the computation\n",
                static_cast<double>(st.tracer_time_ns) / 1e6);
@@ -132,6 +137,9 @@ void register_cli(CLI::App& app) {
                 "*_init, MPI_Request_free, nonblocking collectives' start, collectives over one rank) as computation: "
                 "only the gaps between "
                 "calls, as LogGOPSim's Schedgen does");
+  sub->add_flag("--no-failed-poll-time", args->no_failed_poll_time,
+                "Do not count the time inside polls that found nothing (MPI_Test* without a completion, "
+                "MPI_Iprobe/MPI_Improbe without a message) as computation");
   sub->add_flag("--tracer-time", args->tracer_time,
                 "Take the tracer's own time off the computation: the sampled time it spends encoding each event "
                 "(in the gap after the call) and building it (inside calls counted as computation), from the "

@@ -98,7 +98,7 @@ TEST(SchedgenP2P, FailedTestIsNoCompletion) {
   no_lag.poll_lag = false;  // the polling lag has its own tests below
   graph::Graph g = build_graph(t.write("test"), no_lag);
   EXPECT_EQ(kinds_of(g, 0), "c s c c");
-  EXPECT_EQ(value(g, 0, 2), 20u);  // the Isend's 10 ns and both gaps; the failed Test's time excluded
+  EXPECT_EQ(value(g, 0, 2), 30u);  // the Isend's 10 ns, both gaps and the failed Test's 10 ns of CPU
   EXPECT_EQ(preds_of(g, 0, 3), (V{"R1", "R2"}));
 }
 
@@ -116,7 +116,7 @@ TEST(SchedgenP2P, PolledCompletionIsNoticedHalfAPollingPeriodLate) {
   graph::Graph g = build_graph(t.write("poll_lag"), {}, &st);
   // c0 (before Irecv), c1 (the polling loop's computation), r, lag, c after the loop
   ASSERT_EQ(kinds_of(g, 0), "c c r c c");
-  EXPECT_EQ(value(g, 0, 1), 70u);                 // the Irecv's 10 ns and the gaps between the polls, not the polls
+  EXPECT_EQ(value(g, 0, 1), 90u);                 // the Irecv's 10 ns, the two failed polls and the gaps between
   EXPECT_EQ(value(g, 0, 3), 20u);                 // half of the 40 ns polling period
   EXPECT_EQ(preds_of(g, 0, 3), (V{"R2"}));        // the lag starts when the receive completes
   EXPECT_EQ(preds_of(g, 0, 4), (V{"R1", "R3"}));  // after the loop and after noticing the message
@@ -205,7 +205,7 @@ TEST(SchedgenP2P, IprobeLoopLagGoesToTheReceiveThatFollows) {
   graph::Graph g = build_graph(dir, {}, &st);
   // the calc before the loop, the loop's, the receive, the lag, the calc after it
   ASSERT_EQ(kinds_of(g, 0), "c c r c c");
-  EXPECT_EQ(value(g, 0, 1), 80u);           // the loop's computation between the polls
+  EXPECT_EQ(value(g, 0, 1), 100u);          // the loop's computation: two failed probes and the gaps
   EXPECT_EQ(preds_of(g, 0, 2), (V{"R0"}));  // the receive is posted where the loop began
   EXPECT_EQ(value(g, 0, 3), 75u);           // one and a half 50 ns polling periods
   EXPECT_EQ(preds_of(g, 0, 3), (V{"R2"}));
@@ -373,15 +373,16 @@ TEST(SchedgenP2P, PersistentRequestsOneInstancePerStart) {
 }
 
 // A call that returns without waiting for another rank (MPI_Startall, MPI_Isend, MPI_Irecv, ...)
-// spends its time on the rank's CPU: it counts as computation after the operations it started.
-// Blocking calls and polls do not: their time is waiting the graph models itself.
+// spends its time on the rank's CPU: it counts as computation after the operations it started. So
+// does a poll that found nothing. Blocking calls do not: their time is waiting the graph models
+// itself.
 TEST(SchedgenP2P, TimeInsideCallsThatCannotWaitIsComputation) {
   auto trace = [](TraceSpec& t) {
     Event& si = t[0].send(1, 3, 16, trace::kCommWorld, Call::Send_init);
     si.request = 9;
     t[1].irecv(0, 3, 16, 4).call = Call::Recv_init;
     t[0].compute(100).add(Call::Startall, 700).requests = {9};  // MPICH's start: 700 ns of CPU
-    t[0].compute(50).wait(Call::Test, {9}, {}, 30);             // a failed poll: not counted
+    t[0].compute(50).wait(Call::Test, {9}, {}, 30);             // a failed poll: CPU too
     t[0].compute(20).wait(Call::Wait, {9}, {{9}}, 400);         // blocking: not counted
     t[0].compute(5);
     t[1].add(Call::Start).requests = {4};
@@ -392,21 +393,35 @@ TEST(SchedgenP2P, TimeInsideCallsThatCannotWaitIsComputation) {
   Stats st;
   graph::Graph g = build_graph(t.write("initiation_time"), {}, &st);
   ASSERT_EQ(kinds_of(g, 0), "c s c c");
-  EXPECT_EQ(value(g, 0, 0), 10u + 100u);          // Send_init's 10 ns, the gap before the start
-  EXPECT_EQ(preds_of(g, 0, 1), V{"R0"});          // the message leaves at the call's entry
-  EXPECT_EQ(value(g, 0, 2), 700u + 50u + 20u);    // the start's time, then the gaps around the poll
-  EXPECT_EQ(preds_of(g, 0, 3), (V{"R1", "R2"}));  // the Wait's 400 ns are the model's to fill
-  EXPECT_EQ(st.initiation_calls, 4u);             // Send_init, Startall; Recv_init, Start
+  EXPECT_EQ(value(g, 0, 0), 10u + 100u);              // Send_init's 10 ns, the gap before the start
+  EXPECT_EQ(preds_of(g, 0, 1), V{"R0"});              // the message leaves at the call's entry
+  EXPECT_EQ(value(g, 0, 2), 700u + 50u + 30u + 20u);  // the start's time, the poll's and the gaps around it
+  EXPECT_EQ(preds_of(g, 0, 3), (V{"R1", "R2"}));      // the Wait's 400 ns are the model's to fill
+  EXPECT_EQ(st.initiation_calls, 4u);                 // Send_init, Startall; Recv_init, Start
   EXPECT_EQ(st.initiation_ns, 10u + 700u + 10u + 10u);
+  EXPECT_EQ(st.failed_poll_calls, 1u);
+  EXPECT_EQ(st.failed_poll_ns, 30u);
 
   TraceSpec off(2);
   trace(off);
   Options gaps_only;
   gaps_only.initiation_time = false;
+  gaps_only.failed_poll_time = false;
   graph::Graph h = build_graph(off.write("initiation_time_off"), gaps_only, &st);
   EXPECT_EQ(value(h, 0, 0), 100u);
   EXPECT_EQ(value(h, 0, 2), 50u + 20u);
   EXPECT_EQ(st.initiation_calls, 0u);
+  EXPECT_EQ(st.failed_poll_calls, 0u);
+
+  // Each switch on its own: the failed poll's 30 ns without the calls that cannot wait.
+  TraceSpec polls_only_trace(2);
+  trace(polls_only_trace);
+  Options polls_only;
+  polls_only.initiation_time = false;
+  graph::Graph p = build_graph(polls_only_trace.write("failed_poll_time_only"), polls_only, &st);
+  EXPECT_EQ(value(p, 0, 2), 50u + 30u + 20u);
+  EXPECT_EQ(st.initiation_calls, 0u);
+  EXPECT_EQ(st.failed_poll_calls, 1u);
 }
 
 // Sendrecv: a send and a receive that start together; the call ends when both have.

@@ -26,6 +26,11 @@ struct Options {
   // collectives over one rank) is the rank's own CPU time, and counts as computation (docs/schedgen.md, "Computation").
   // Off: only the gaps between calls do, as in LogGOPSim's Schedgen.
   bool initiation_time = true;
+  // A poll that finds nothing (MPI_Test* without a completion, MPI_Iprobe/MPI_Improbe without a
+  // message) returns at once after one pass of the library's progress: its whole time is the
+  // rank's CPU, like a call that cannot wait, and counts as computation (docs/schedgen.md,
+  // "Computation"). Off: the polling loop's chain has only the gaps between its polls.
+  bool failed_poll_time = true;
   // CPU time a blocking collective call costs beyond the point-to-point messages of its algorithm
   // (MPICH's argument checks, algorithm selection, buffers, reduction set-up; llamp-loggp measures
   // it as o_coll). Added as computation at the start of every blocking collective over two or more
@@ -72,6 +77,8 @@ struct Stats {
   uint64_t poll_lag_ns = 0;                // the sum of those lags (their caps)
   uint64_t initiation_calls = 0;           // calls that cannot wait whose time counts as computation
   uint64_t initiation_ns = 0;              // the time inside them (all ranks)
+  uint64_t failed_poll_calls = 0;          // polls that found nothing, whose time counts as computation
+  uint64_t failed_poll_ns = 0;             // the time inside them (all ranks)
   uint64_t collective_overhead_calls = 0;  // blocking collective calls charged collective_overhead_ns (per rank)
   uint64_t probe_overhead_calls = 0;       // blocking probes charged probe_overhead_ns
   uint64_t collective_messages = 0;
