@@ -78,9 +78,11 @@ struct Terms {
     return Lin{ss.v + m.o_send + m.route->lat, ss.d + m.route->lat_d};
   }
 
-  // When the rank of v notices what becomes due at t.
+  // When the rank of v notices what becomes due at t (a polling loop's receive: at once, see
+  // polled_receives()).
   double notice(graph::VertexId v, double t) const {
     if constexpr (Noisy) {
+      if (noise->noticed_by_poll(v)) return t;
       if constexpr (Uniform)
         return noise->notice(g.rank_of(v), t);
       else

@@ -58,6 +58,19 @@ double NoiseTimeline::fraction(uint32_t lane) const {
   return cycle_ > 0 ? total / cycle_ : 0.0;
 }
 
+std::vector<uint8_t> polled_receives(const graph::Graph& g) {
+  std::vector<uint8_t> polled;
+  if (g.poll_lags.empty()) return polled;
+  polled.assign(g.num_vertices(), 0);
+  for (graph::VertexId lag : g.poll_lags)
+    for (uint32_t entry : g.preds(lag)) {
+      if (graph::Graph::pred_is_irequires(entry)) continue;
+      const graph::VertexId u = graph::Graph::pred_vertex(entry);
+      if (g.kind[u] == graph::VertexKind::Recv) polled[u] = 1;
+    }
+  return polled;
+}
+
 std::vector<NoisePoint> predict_with_noise(Engine& e, const NoiseTimeline& timeline, const std::vector<double>& xs,
                                            const NoiseOptions& options, const std::function<double(double)>& model_at) {
   if (options.samples == 0) throw Error("--noise-samples must be at least 1");
@@ -71,6 +84,7 @@ std::vector<NoisePoint> predict_with_noise(Engine& e, const NoiseTimeline& timel
   std::vector<Engine> twins;
   for (unsigned i = 1; i < threads; ++i) twins.push_back(e.twin());
 
+  const std::vector<uint8_t> polled = polled_receives(e.graph());
   std::vector<NoisePoint> points;
   std::vector<double> T(options.samples);
   for (double x : xs) {
@@ -79,7 +93,8 @@ std::vector<NoisePoint> predict_with_noise(Engine& e, const NoiseTimeline& timel
     p.T_model = model_at(x);
     auto sample = [&](Engine& engine, unsigned first) {
       for (unsigned k = first; k < options.samples; k += threads)
-        T[k] = engine.evaluate_noisy(x, engine.base_xG(), NoiseShift{&timeline, phases[k]});
+        T[k] = engine.evaluate_noisy(x, engine.base_xG(),
+                                     NoiseShift{&timeline, phases[k], polled.empty() ? nullptr : &polled});
     };
     std::vector<std::thread> workers;
     for (unsigned i = 1; i < threads; ++i) workers.emplace_back(sample, std::ref(twins[i - 1]), i);

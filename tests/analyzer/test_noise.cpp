@@ -2,6 +2,7 @@
 // hand-computed graphs, the sampled prediction and `llamp analyze --noise` end to end.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -160,6 +161,33 @@ TEST(NoisyEngine, RendezvousDataAndAcknowledgementWaitsToo) {
   // rank 1 away over [3000, 3500): end(recv) 3600; rank 0 away over [4500, 4700): end(send) 4800
   const NoiseTimeline t({recording(100000, {{{4500, 200}}, {{3000, 500}}})}, 2);
   EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&t, 0}), 4800);
+}
+
+// A receive a polling loop notices (followed by a polling lag, docs/schedgen.md "Polling") is not
+// waited for by a spinning CPU: the rank computes between polls, and a detour at the arrival only
+// delays that computation, whose traced times and the lag already hold detours. L = 1000, o = 100:
+// the message arrives at 1100, the receive ends at 1200, rank 1 notices it after its lag of 50 and
+// computes 100 more: T = 1350 with or without the detour of rank 1 over [1000, 1500).
+TEST(NoisyEngine, PolledReceiveIsNotDelayedByADetourAtItsArrival) {
+  graph::Graph g = graph::parse_goal(R"(num_ranks 2
+rank 0 { s: send 8b to 1 }
+rank 1 { r: recv 8b from 0
+         z: calc 50 // llamp:poll-lag
+         w: calc 100  z requires r  w requires z }
+)",
+                                     "polled");
+  Engine e(g, homogeneous_model(params(1000, 100)));
+  ASSERT_DOUBLE_EQ(e.at_L(1000).T, 1350);
+  const std::vector<uint8_t> polled = polled_receives(g);
+  ASSERT_EQ(polled.size(), g.num_vertices());
+  EXPECT_EQ(polled[g.global_id(1, 0)], 1u);
+  EXPECT_EQ(std::count(polled.begin(), polled.end(), 1), 1);
+  const NoiseTimeline t({recording(100000, {{}, {{1000, 500}}})}, 2);
+  EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&t, 0, &polled}), 1350);
+  // Not known to be polled, the same receive is a spinning wait: noticed at 1500.
+  EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&t, 0}), 1750);
+  // A graph without polling lags has no polled receives.
+  EXPECT_TRUE(polled_receives(round_trip(0)).empty());
 }
 
 TEST(NoisePrediction, SamplesAreReproducibleAndBracketTheMean) {

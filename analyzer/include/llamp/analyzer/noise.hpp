@@ -55,12 +55,21 @@ class NoiseTimeline {
   double cycle_ = 0;
 };
 
-// What the engine's noisy pass needs: the timeline and this sample's phase.
+// What the engine's noisy pass needs: the timeline, this sample's phase and which receives a
+// polling loop notices (polled_receives()).
 struct NoiseShift {
   const NoiseTimeline* timeline;
   double phase;
+  const std::vector<uint8_t>* polled = nullptr;  // per vertex, 1: a receive noticed by a polling loop
   double notice(uint32_t rank, double t) const { return timeline->notice(rank, t, phase); }
+  bool noticed_by_poll(graph::VertexId v) const { return polled && (*polled)[v]; }
 };
+
+// The receives whose completion a polling loop notices (each one a Requires predecessor of a
+// polling lag, docs/schedgen.md "Polling"), 1 per vertex. Such a rank does not spin on the
+// arrival: it computes between polls, and a detour at the arrival only delays its computation,
+// which the traced computation times and the lag (half the traced polling period) already hold.
+std::vector<uint8_t> polled_receives(const graph::Graph& g);
 
 struct NoiseOptions {
   unsigned samples = 32;
