@@ -1,0 +1,6 @@
+# bench_cold_resume: what MPI calls cost right after a rank has waited (spun) for a while; the
+# machine, not llamp: a CPU that spins long enough comes back to cold caches on some machines.
+# Run: mpiexec -n 2 -bind-to core build/bench/bench_cold_resume (any MPI; no injector needed).
+add_executable(bench_cold_resume ${CMAKE_CURRENT_LIST_DIR}/bench_cold_resume.cpp)
+target_link_libraries(bench_cold_resume PRIVATE benchmark::benchmark MPI::MPI_CXX)
+set_target_properties(bench_cold_resume PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${LLAMP_BENCH_OUTPUT_DIR})
