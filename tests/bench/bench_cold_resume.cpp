@@ -1,9 +1,10 @@
 // bench_cold_resume: the CPU time of a fixed block of MPI calls right after the rank spun on the
 // clock for a while, as a rank does that waits out an injected latency. No message is involved
 // (the calls are collectives over MPI_COMM_SELF), so any growth with the spin is the machine's:
-// on the 2-vCPU VM a block that takes ~0.15 us hot takes 0.7-2.3 us after a 1 ms spin, which is
-// why an application's calls after long waits run slower under large ΔL than in its trace
-// (docs/campaign.md, "Stop 18"). Both ranks spin and call in step, like two ranks waiting out ΔL.
+// on the 2-vCPU VM the block takes 1.0-1.1 us hot and 0.7-6.5 us more after a 1 ms spin (three
+// launches), which is why an application's calls after long waits run slower under large ΔL than
+// in its trace (docs/campaign.md, "Stop 18"). Both ranks spin and call in step, like two ranks
+// waiting out ΔL.
 //
 // Counters per spin length: median and mean ns of the block, and the mean's excess over the
 // block without a spin before it (the first benchmark).
