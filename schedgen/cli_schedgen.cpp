@@ -136,7 +136,7 @@ void register_cli(CLI::App& app) {
                 "Do not count the time inside calls that return without waiting (MPI_Isend, MPI_Irecv, MPI_Startall, "
                 "*_init, MPI_Request_free, nonblocking collectives' start, collectives over one rank) as computation: "
                 "only the gaps between "
-                "calls, as LogGOPSim's Schedgen does");
+                "calls (with --no-failed-poll-time too), as LogGOPSim's Schedgen does");
   sub->add_flag("--no-failed-poll-time", args->no_failed_poll_time,
                 "Do not count the time inside polls that found nothing (MPI_Test* without a completion, "
                 "MPI_Iprobe/MPI_Improbe without a message) as computation");

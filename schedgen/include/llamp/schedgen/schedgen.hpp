@@ -24,7 +24,7 @@ struct Options {
   // The time inside calls that return without waiting for another rank (MPI_Isend, MPI_Irecv,
   // MPI_Start*, *_init, MPI_Request_free, MPI_Cancel, MPI_Imrecv, nonblocking collectives' start,
   // collectives over one rank) is the rank's own CPU time, and counts as computation (docs/schedgen.md, "Computation").
-  // Off: only the gaps between calls do, as in LogGOPSim's Schedgen.
+  // Off (with failed_poll_time off too): only the gaps between calls do, as in LogGOPSim's Schedgen.
   bool initiation_time = true;
   // A poll that finds nothing (MPI_Test* without a completion, MPI_Iprobe/MPI_Improbe without a
   // message) returns at once after one pass of the library's progress: its whole time is the
