@@ -60,14 +60,25 @@ void RankBuilder::account_time(const Event& e) {
     chain_.last_end_ns = e.t_end_ns;
     return;
   }
+  uint64_t gap = 0;
   if (e.t_start_ns > chain_.last_end_ns) {
-    uint64_t gap = e.t_start_ns - chain_.last_end_ns;
+    gap = e.t_start_ns - chain_.last_end_ns;
     if (tracer_time_) [[unlikely]] {
       const uint64_t own = std::min(gap, tracer_time_->encode_ns);
       gap -= own;
       ctx_.stats.tracer_time_ns += own;
     }
     chain_.pending_calc_ns += gap;
+  }
+  if (chain_.failed_poll_ns > 0) [[unlikely]] {
+    // The failed poll before this call: the rank's CPU in a loop that works between its polls; in
+    // a loop that only polls, the polls are its wait, which the graph models itself.
+    if (gap >= chain_.failed_poll_ns) {
+      chain_.pending_calc_ns += chain_.failed_poll_ns;
+      ++ctx_.stats.failed_poll_calls;
+      ctx_.stats.failed_poll_ns += chain_.failed_poll_ns;
+    }
+    chain_.failed_poll_ns = 0;
   }
   chain_.last_end_ns = std::max(chain_.last_end_ns, e.t_end_ns);
 }
@@ -134,10 +145,12 @@ uint64_t expected_lag(Call c, uint64_t period) { return period / 2 + (probes_bef
 // the graph charges no CPU time at all to a start (a nonblocking operation's o overlaps the
 // computation that irequires it). That time belongs to the rank as surely as the gaps between
 // calls, and dropping it made app_persistent's graph 10 % shorter than its own traced run. So does
-// a poll that found nothing: it returned after one progress pass, without waiting (37 800 failed
-// MPI_Iprobe calls of ~100 ns were 3.7 ms of app_master_worker's master chain). Blocking calls are
-// not counted: their time is mostly waiting, which the graph models itself; except collectives
-// over one rank, which have nobody to wait for.
+// a poll that found nothing, in a loop that works between its polls: it returned after one
+// progress pass, without waiting (37 800 failed MPI_Iprobe calls of ~100 ns were 3.7 ms of
+// app_master_worker's master chain). Where the loop only polls (the gap after the poll shorter
+// than the poll), the polls are the rank's wait. Blocking calls are not counted: their time is
+// mostly waiting, which the graph models itself; except collectives over one rank, which have
+// nobody to wait for.
 namespace {
 bool cannot_wait(const Event& e) {
   switch (trace::call_family(e.call)) {
@@ -168,14 +181,13 @@ void RankBuilder::count_initiation_time(const Event& e, bool alone) {
     d -= own;  // the tracer building the event after the MPI library returned
     ctx_.stats.tracer_time_ns += own;
   }
-  chain_.pending_calc_ns += d;  // after the operations the call started: they began at its entry
   if (failed_poll) {
-    ++ctx_.stats.failed_poll_calls;
-    ctx_.stats.failed_poll_ns += d;
-  } else {
-    ++ctx_.stats.initiation_calls;
-    ctx_.stats.initiation_ns += d;
+    chain_.failed_poll_ns = d;  // counted by account_time at the next call, if the loop works between polls
+    return;
   }
+  chain_.pending_calc_ns += d;  // after the operations the call started: they began at its entry
+  ++ctx_.stats.initiation_calls;
+  ctx_.stats.initiation_ns += d;
 }
 
 void RankBuilder::RecentPeriods::add(uint64_t period_ns) {

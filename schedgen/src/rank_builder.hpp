@@ -181,6 +181,9 @@ class RankBuilder {
   struct ChainState {
     bool have_time = false;
     uint64_t last_end_ns = 0, pending_calc_ns = 0;
+    // The time inside the last call if it was a failed poll: computation once the gap after it
+    // shows that the loop works between its polls (count_initiation_time).
+    uint64_t failed_poll_ns = 0;
     std::vector<Ref> pending_req, pending_ireq;  // what the next calc waits for (end / start)
     std::vector<Ref> pending_lag;                // ... and what it notices pending_lag_ns late
     uint64_t pending_lag_ns = 0;

@@ -98,7 +98,7 @@ TEST(SchedgenP2P, FailedTestIsNoCompletion) {
   no_lag.poll_lag = false;  // the polling lag has its own tests below
   graph::Graph g = build_graph(t.write("test"), no_lag);
   EXPECT_EQ(kinds_of(g, 0), "c s c c");
-  EXPECT_EQ(value(g, 0, 2), 30u);  // the Isend's 10 ns, both gaps and the failed Test's 10 ns of CPU
+  EXPECT_EQ(value(g, 0, 2), 20u);  // the Isend's 10 ns and both gaps (the Test only polled: its wait)
   EXPECT_EQ(preds_of(g, 0, 3), (V{"R1", "R2"}));
 }
 
@@ -383,7 +383,7 @@ TEST(SchedgenP2P, TimeInsideCallsThatCannotWaitIsComputation) {
     t[1].irecv(0, 3, 16, 4).call = Call::Recv_init;
     t[0].compute(100).add(Call::Startall, 700).requests = {9};  // MPICH's start: 700 ns of CPU
     t[0].compute(50).wait(Call::Test, {9}, {}, 30);             // a failed poll: CPU too
-    t[0].compute(20).wait(Call::Wait, {9}, {{9}}, 400);         // blocking: not counted
+    t[0].compute(40).wait(Call::Wait, {9}, {{9}}, 400);         // blocking: not counted
     t[0].compute(5);
     t[1].add(Call::Start).requests = {4};
     t[1].wait(Call::Wait, {4}, {{4, 0, 3, 16}});
@@ -395,7 +395,7 @@ TEST(SchedgenP2P, TimeInsideCallsThatCannotWaitIsComputation) {
   ASSERT_EQ(kinds_of(g, 0), "c s c c");
   EXPECT_EQ(value(g, 0, 0), 10u + 100u);              // Send_init's 10 ns, the gap before the start
   EXPECT_EQ(preds_of(g, 0, 1), V{"R0"});              // the message leaves at the call's entry
-  EXPECT_EQ(value(g, 0, 2), 700u + 50u + 30u + 20u);  // the start's time, the poll's and the gaps around it
+  EXPECT_EQ(value(g, 0, 2), 700u + 50u + 30u + 40u);  // the start's time, the poll's and the gaps around it
   EXPECT_EQ(preds_of(g, 0, 3), (V{"R1", "R2"}));      // the Wait's 400 ns are the model's to fill
   EXPECT_EQ(st.initiation_calls, 4u);                 // Send_init, Startall; Recv_init, Start
   EXPECT_EQ(st.initiation_ns, 10u + 700u + 10u + 10u);
@@ -409,7 +409,7 @@ TEST(SchedgenP2P, TimeInsideCallsThatCannotWaitIsComputation) {
   gaps_only.failed_poll_time = false;
   graph::Graph h = build_graph(off.write("initiation_time_off"), gaps_only, &st);
   EXPECT_EQ(value(h, 0, 0), 100u);
-  EXPECT_EQ(value(h, 0, 2), 50u + 20u);
+  EXPECT_EQ(value(h, 0, 2), 50u + 40u);
   EXPECT_EQ(st.initiation_calls, 0u);
   EXPECT_EQ(st.failed_poll_calls, 0u);
 
@@ -419,9 +419,35 @@ TEST(SchedgenP2P, TimeInsideCallsThatCannotWaitIsComputation) {
   Options polls_only;
   polls_only.initiation_time = false;
   graph::Graph p = build_graph(polls_only_trace.write("failed_poll_time_only"), polls_only, &st);
-  EXPECT_EQ(value(p, 0, 2), 50u + 30u + 20u);
+  EXPECT_EQ(value(p, 0, 2), 50u + 30u + 40u);
   EXPECT_EQ(st.initiation_calls, 0u);
   EXPECT_EQ(st.failed_poll_calls, 1u);
+}
+
+// A failed poll counts as computation only in a loop that works between its polls (the gap after
+// it at least as long as the poll): where a loop only polls, its polls are the rank's wait for the
+// message, which the graph models itself.
+TEST(SchedgenP2P, FailedPollCountsOnlyWhereTheLoopWorksBetweenPolls) {
+  auto polling_loop = [](uint64_t work) {
+    TraceSpec t(2);
+    t[0].irecv(1, 0, 4, 1);
+    for (int i = 0; i < 3; ++i) t[0].compute(work).wait(Call::Test, {1}, {}, 20);
+    t[0].compute(work).wait(Call::Test, {1}, {{1, 1, 0, 4}}, 20);
+    t[1].send(0, 0, 4);
+    return t;
+  };
+  Options no_lag;
+  no_lag.poll_lag = false;
+  Stats st;
+  TraceSpec working = polling_loop(50);
+  graph::Graph g = build_graph(working.write("poll_work"), no_lag, &st);
+  EXPECT_EQ(st.failed_poll_calls, 3u);
+  EXPECT_EQ(st.failed_poll_ns, 3u * 20u);
+  EXPECT_EQ(value(g, 0, 1), 10u + 4u * 50u + 3u * 20u);  // the Irecv, the work and the failed polls
+  TraceSpec spinning = polling_loop(5);
+  g = build_graph(spinning.write("poll_spin"), no_lag, &st);
+  EXPECT_EQ(st.failed_poll_calls, 0u);
+  EXPECT_EQ(value(g, 0, 1), 10u + 4u * 5u);  // the polls were the wait
 }
 
 // Sendrecv: a send and a receive that start together; the call ends when both have.
