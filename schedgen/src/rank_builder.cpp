@@ -173,8 +173,8 @@ bool cannot_wait(const Event& e) {
 
 void RankBuilder::count_initiation_time(const Event& e, bool alone) {
   const bool failed_poll = ctx_.options.failed_poll_time && poll_outcome(e) == Poll::failed;
-  if (!(failed_poll || (ctx_.options.initiation_time && (alone || cannot_wait(e)))) || e.t_end_ns <= e.t_start_ns)
-    return;
+  const bool initiation = ctx_.options.initiation_time && (alone || cannot_wait(e));
+  if (!(failed_poll || initiation) || e.t_end_ns <= e.t_start_ns) return;
   uint64_t d = e.t_end_ns - e.t_start_ns;
   if (tracer_time_) {
     const uint64_t own = std::min<uint64_t>(d, tracer_time_->record_ns[static_cast<uint8_t>(e.call)]);

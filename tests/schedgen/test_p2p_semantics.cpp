@@ -377,21 +377,19 @@ TEST(SchedgenP2P, PersistentRequestsOneInstancePerStart) {
 // does a poll that found nothing. Blocking calls do not: their time is waiting the graph models
 // itself.
 TEST(SchedgenP2P, TimeInsideCallsThatCannotWaitIsComputation) {
-  auto trace = [](TraceSpec& t) {
-    Event& si = t[0].send(1, 3, 16, trace::kCommWorld, Call::Send_init);
-    si.request = 9;
-    t[1].irecv(0, 3, 16, 4).call = Call::Recv_init;
-    t[0].compute(100).add(Call::Startall, 700).requests = {9};  // MPICH's start: 700 ns of CPU
-    t[0].compute(50).wait(Call::Test, {9}, {}, 30);             // a failed poll: CPU too
-    t[0].compute(40).wait(Call::Wait, {9}, {{9}}, 400);         // blocking: not counted
-    t[0].compute(5);
-    t[1].add(Call::Start).requests = {4};
-    t[1].wait(Call::Wait, {4}, {{4, 0, 3, 16}});
-  };
   TraceSpec t(2);
-  trace(t);
+  Event& si = t[0].send(1, 3, 16, trace::kCommWorld, Call::Send_init);
+  si.request = 9;
+  t[1].irecv(0, 3, 16, 4).call = Call::Recv_init;
+  t[0].compute(100).add(Call::Startall, 700).requests = {9};  // MPICH's start: 700 ns of CPU
+  t[0].compute(50).wait(Call::Test, {9}, {}, 30);             // a failed poll: CPU too
+  t[0].compute(40).wait(Call::Wait, {9}, {{9}}, 400);         // blocking: not counted
+  t[0].compute(5);
+  t[1].add(Call::Start).requests = {4};
+  t[1].wait(Call::Wait, {4}, {{4, 0, 3, 16}});
+  const std::string dir = t.write("initiation_time");
   Stats st;
-  graph::Graph g = build_graph(t.write("initiation_time"), {}, &st);
+  graph::Graph g = build_graph(dir, {}, &st);
   ASSERT_EQ(kinds_of(g, 0), "c s c c");
   EXPECT_EQ(value(g, 0, 0), 10u + 100u);              // Send_init's 10 ns, the gap before the start
   EXPECT_EQ(preds_of(g, 0, 1), V{"R0"});              // the message leaves at the call's entry
@@ -402,23 +400,19 @@ TEST(SchedgenP2P, TimeInsideCallsThatCannotWaitIsComputation) {
   EXPECT_EQ(st.failed_poll_calls, 1u);
   EXPECT_EQ(st.failed_poll_ns, 30u);
 
-  TraceSpec off(2);
-  trace(off);
   Options gaps_only;
   gaps_only.initiation_time = false;
   gaps_only.failed_poll_time = false;
-  graph::Graph h = build_graph(off.write("initiation_time_off"), gaps_only, &st);
+  graph::Graph h = build_graph(dir, gaps_only, &st);
   EXPECT_EQ(value(h, 0, 0), 100u);
   EXPECT_EQ(value(h, 0, 2), 50u + 40u);
   EXPECT_EQ(st.initiation_calls, 0u);
   EXPECT_EQ(st.failed_poll_calls, 0u);
 
   // Each switch on its own: the failed poll's 30 ns without the calls that cannot wait.
-  TraceSpec polls_only_trace(2);
-  trace(polls_only_trace);
   Options polls_only;
   polls_only.initiation_time = false;
-  graph::Graph p = build_graph(polls_only_trace.write("failed_poll_time_only"), polls_only, &st);
+  graph::Graph p = build_graph(dir, polls_only, &st);
   EXPECT_EQ(value(p, 0, 2), 50u + 30u + 40u);
   EXPECT_EQ(st.initiation_calls, 0u);
   EXPECT_EQ(st.failed_poll_calls, 1u);
