@@ -171,20 +171,20 @@ bool cannot_wait(const Event& e) {
 }
 }  // namespace
 
-void RankBuilder::count_initiation_time(const Event& e, bool alone) {
-  const bool failed_poll = ctx_.options.failed_poll_time && poll_outcome(e) == Poll::failed;
-  const bool initiation = ctx_.options.initiation_time && (alone || cannot_wait(e));
-  if (!(failed_poll || initiation) || e.t_end_ns <= e.t_start_ns) return;
+uint64_t RankBuilder::time_inside(const Event& e) {
+  if (e.t_end_ns <= e.t_start_ns) return 0;
   uint64_t d = e.t_end_ns - e.t_start_ns;
   if (tracer_time_) {
     const uint64_t own = std::min<uint64_t>(d, tracer_time_->record_ns[static_cast<uint8_t>(e.call)]);
     d -= own;  // the tracer building the event after the MPI library returned
     ctx_.stats.tracer_time_ns += own;
   }
-  if (failed_poll) {
-    chain_.failed_poll_ns = d;  // counted by account_time at the next call, if the loop works between polls
-    return;
-  }
+  return d;
+}
+
+void RankBuilder::count_initiation_time(const Event& e, bool alone) {
+  if (!ctx_.options.initiation_time || !(alone || cannot_wait(e)) || e.t_end_ns <= e.t_start_ns) return;
+  const uint64_t d = time_inside(e);
   chain_.pending_calc_ns += d;  // after the operations the call started: they began at its entry
   ++ctx_.stats.initiation_calls;
   ctx_.stats.initiation_ns += d;
@@ -824,11 +824,14 @@ void RankBuilder::on_event(const Event& e, uint64_t call_index) {
       break;
   }
   count_initiation_time(e);
+  const bool failed_poll = poll_outcome(e) == Poll::failed;
+  // Counted by account_time at the next call, if the loop works between its polls.
+  if (failed_poll && ctx_.options.failed_poll_time) chain_.failed_poll_ns = time_inside(e);
   // An MPI_Iprobe that found its message hands its lag to the receive that takes it next.
   if (e.call == Call::Iprobe && e.value != 0) {
     chain_.probe_lag_ns = found_lag_ns_;
     chain_.probe_comm = e.comm;
-  } else if (poll_outcome(e) != Poll::failed) {
+  } else if (!failed_poll) {
     chain_.probe_lag_ns = 0;
     chain_.probe_loop_calc = kNone;
   }

@@ -113,6 +113,8 @@ class RankBuilder {
   // Adds the time inside a call that cannot wait (MPI_Isend, MPI_Startall, ...) to the computation
   // that follows it (Options::initiation_time); `alone`: a collective over one rank.
   void count_initiation_time(const trace::Event& e, bool alone = false);
+  // The time inside a call, less the tracer's sampled time for building its event (--tracer-time).
+  uint64_t time_inside(const trace::Event& e);
   // Polling loops (docs/schedgen.md, "Polling"): counts failed polls and, for a poll that found
   // something after failed ones, sets found_lag_ns_ to its expected lag (half a polling period, one and a half for
   // probes).
