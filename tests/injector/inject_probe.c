@@ -41,8 +41,11 @@ static void busy_until(double t_us) {
   }
 }
 
-/* Ping-pong: half round trip and one-way latency (send stamp in payload). */
-static void pingpong(int bytes, int reps) {
+/* Ping-pong: half round trip and one-way latency (send stamp in payload).
+ * reply_after_us > 0: rank 1 computes that long before each reply, so that
+ * rank 0 waits as long as in an injected run (a reference for machines whose
+ * CPUs come back slow from a long wait; see injector_mpi_test.cpp). */
+static void pingpong(int bytes, int reps, double reply_after_us) {
   char *buf = calloc(1, bytes < 8 ? 8 : bytes);
   double *half = malloc(sizeof(double) * reps);
   double *oneway = malloc(sizeof(double) * reps);
@@ -63,6 +66,7 @@ static void pingpong(int bytes, int reps) {
       }
     } else {
       MPI_Recv(buf, bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (reply_after_us > 0) busy_until(now_us() + reply_after_us); /* computing, not in MPI */
       double t = now_us();
       memcpy(buf, &t, sizeof(t));
       MPI_Send(buf, bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
@@ -438,7 +442,7 @@ int main(int argc, char **argv) {
   double c = argc > 4 ? atof(argv[4]) : 0;
   if (rank == 0) printf("scenario=%s\nthread_provided=%d\n", what, provided);
   if (!strcmp(what, "pingpong"))
-    pingpong((int)a, (int)b);
+    pingpong((int)a, (int)b, c);
   else if (!strcmp(what, "rndvterms"))
     rndv_terms((int)a, b > 0 ? (int)b : 1, c, argc > 5 ? atof(argv[5]) : 0);
   else if (!strcmp(what, "fig8"))

@@ -76,13 +76,15 @@ struct Paired {
   double added(const std::string& key) const { return median(inj.at(key)) - median(ref.at(key)); }
 };
 
+// reference_args: the reference run's arguments where they differ from the injected run's.
 Paired run_paired(double delta_us, const std::string& args, const std::vector<std::string>& keys,
-                  std::ostringstream& log) {
+                  std::ostringstream& log, const std::string& reference_args = "") {
   Paired p;
   for (int round = 0; round < kRounds; ++round) {
     for (int leg = 0; leg < 2; ++leg) {
       bool injected = (leg + round) % 2 == 1;
-      auto r = run_probe(injected ? delta(delta_us) : kReference, 2, args);
+      auto r = run_probe(injected ? delta(delta_us) : kReference, 2,
+                         injected || reference_args.empty() ? args : reference_args);
       if (r.exit_code != 0) {
         log << "run failed (" << (injected ? "injected" : "reference") << "):\n" << r.output;
         throw std::runtime_error(log.str());
@@ -98,15 +100,27 @@ Paired run_paired(double delta_us, const std::string& args, const std::vector<st
 // grows by terms * delta L: 1 for eager messages; 3 for rendezvous (the
 // receive is posted before the RTS arrives, "sender late": RTS + read
 // request + read data, docs/analyzer.md).
+//
+// The reference waits as long as the injected run: its rank 1 computes
+// (terms + 1) delta L before each reply, the time rank 0 spends waiting for
+// the reply's first message in the injected run (the ping's terms, then the
+// reply's first). A CPU of a shared VM comes back slow from a long wait, its
+// caches emptied by whatever else ran on its core meanwhile (a 16 KiB memcpy:
+// 0.31 us hot, 1.34 us after a 1 ms spin; docs/injector.md, "Waiting CPUs come
+// back cold"), and an injected run waits where a plain one does not. With a
+// reference that does not wait, that cost counted as injected latency:
+// 16 KiB rendezvous at delta L = 1 ms added 3028-3060 us on an AMD EPYC VM;
+// against a waiting reference, 3000-3006 us.
 void expect_pingpong_grows_by(int bytes, int terms, double delta_us, int reps) {
   const std::string args = "pingpong " + std::to_string(bytes) + " " + std::to_string(reps);
+  const std::string waiting_reference = args + " " + std::to_string((terms + 1) * delta_us);
   const std::string key = "oneway_median_us";
   const double expected = terms * delta_us;
   const double tolerance = tolerance_us(terms, delta_us);
   std::ostringstream log;
   for (int attempt = 1; attempt <= kAttempts; ++attempt) {
     pause_before_retry(attempt);
-    Paired p = run_paired(delta_us, args, {key}, log);
+    Paired p = run_paired(delta_us, args, {key}, log, waiting_reference);
     double added = p.added(key);
     log << "attempt " << attempt << ": reference runs [" << join(p.ref[key]) << "] us, injected runs ["
         << join(p.inj[key]) << "] us, added " << added << " us (" << load_average() << ")\n";
