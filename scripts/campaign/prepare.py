@@ -92,6 +92,9 @@ def combine_parameter_files(files):
         overrun = f.get("measurement", {}).get("busy_wait_overrun", {}).get("mean")
         if overrun is not None:
             launch["busy_wait_overrun"] = overrun
+        cold = f.get("measurement", {}).get("cold_copy", {})
+        if "hot_ns" in cold and "after_wait_ns" in cold:
+            launch["cold_copy_ns"] = [cold["hot_ns"], cold["after_wait_ns"]]
     for key in AVERAGED_PARAMETERS:
         values = [f[key] for f in files if key in f]
         if values:
@@ -103,6 +106,9 @@ def combine_parameter_files(files):
     overruns = [x["busy_wait_overrun"] for x in launches if "busy_wait_overrun" in x]
     if overruns:
         measurement["busy_wait_overrun_mean"] = sum(overruns) / len(overruns)
+    colds = [x["cold_copy_ns"] for x in launches if "cold_copy_ns" in x]
+    if colds:  # medians over launches, like the parameters
+        measurement["cold_copy_median_ns"] = [_median([c[0] for c in colds]), _median([c[1] for c in colds])]
     measurement["combination_over_launches"] = (
         f"median of {len(files)} llamp-loggp launches (each its own MPI job) for "
         f"{', '.join(AVERAGED_PARAMETERS)}; lower median S_bytes; the other measurement details are launch 1's")

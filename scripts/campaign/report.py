@@ -190,6 +190,11 @@ def build(campaign):
                                                 if "L_ns" in x]
     result["busy_wait_overrun"] = measurement.get("busy_wait_overrun_mean",
                                                   measurement.get("busy_wait_overrun", {}).get("mean"))
+    # A 16 KiB copy hot and right after a 1 ms wait [ns] (median over launches; one launch's for a
+    # single measurement): how cold a waiting core comes back.
+    cold = measurement.get("cold_copy", {})
+    result["cold_copy_ns"] = measurement.get(
+        "cold_copy_median_ns", [cold["hot_ns"], cold["after_wait_ns"]] if "hot_ns" in cold else None)
     result["threaded_ranks_on_one_core"] = _one_core_per_threaded_rank(campaign, result["trace_dir"])
     # The prediction's computation times are one traced run's: their spread over the K traced runs
     # is noise the prediction inherits, which the noise floor of the measured means does not show.
@@ -388,6 +393,14 @@ def markdown(campaign, result):
                           f"(llamp-loggp: 100 µs spins on both ranks): a rank waiting out ΔL loses about that much "
                           f"to interrupts or a VM's host, which no model of the application predicts. Measured "
                           f"response − predicted: {excess:+.2f} %.", ""]
+            if result.get("cold_copy_ns"):
+                hot, after = result["cold_copy_ns"]
+                lines += [f"A core that waited comes back cold: a 16 KiB copy took {hot:.0f} ns hot and "
+                          f"{after:.0f} ns right after a 1 ms wait (llamp-loggp). The prediction charges what the "
+                          f"application's work cost in its trace, between short waits; where other work shares "
+                          f"the cores (a VM's host) and empties their caches while a rank waits out ΔL, the work "
+                          f"after each long wait costs more than that (docs/injector.md, \"Waiting CPUs come back "
+                          f"cold\").", ""]
     else:
         lines += ["No prediction (analysis.json missing): measured runtimes only.", ""]
     if result["L0_ns"] is not None:

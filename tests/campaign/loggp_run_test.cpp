@@ -105,6 +105,21 @@ TEST(LoggpRun, TwoRanksWriteAValidPlausibleParameterFile) {
   ASSERT_EQ(m["busy_wait_overrun"]["per_rank"].size(), 2u);
   for (const auto& v : m["busy_wait_overrun"]["per_rank"]) EXPECT_GE(v.get<double>(), 0);
   EXPECT_GE(m["busy_wait_overrun"]["mean"].get<double>(), 0);
+  // What a 16 KiB copy costs hot and right after a 1 ms wait, per rank: positive times whose
+  // means are the two ranks' means.
+  const auto& cold = m["cold_copy"];
+  EXPECT_EQ(cold["bytes"].get<int>(), 16384);
+  EXPECT_EQ(cold["wait_ns"].get<double>(), 1e6);
+  ASSERT_EQ(cold["per_rank"].size(), 2u);
+  double hot_sum = 0, after_sum = 0;
+  for (const auto& r : cold["per_rank"]) {
+    EXPECT_GT(r["hot_ns"].get<double>(), 0);
+    EXPECT_GT(r["after_wait_ns"].get<double>(), 0);
+    hot_sum += r["hot_ns"].get<double>();
+    after_sum += r["after_wait_ns"].get<double>();
+  }
+  EXPECT_DOUBLE_EQ(cold["hot_ns"].get<double>(), hot_sum / 2);
+  EXPECT_DOUBLE_EQ(cold["after_wait_ns"].get<double>(), after_sum / 2);
   EXPECT_FALSE(m["method"]["L"].get<std::string>().empty());
   // The file says how G was taken: the one-buffer ping-pong (Netgauge's), which costs an echoed
   // rendezvous message twice what separate buffers do on the development VM.

@@ -21,9 +21,12 @@ struct MeasurementPlan {
   int min_reps = 5;
   int warmup = 3;
   int burst = 32;
-  int collective_block = 20;      // calls per timed block of the collective-overhead probe
-  double busy_wait_ns = 100'000;  // the machine's busy-wait overrun: length of one wait
-  int busy_waits = 5'000;         // and how many (0.5 s per rank)
+  int collective_block = 20;             // calls per timed block of the collective-overhead probe
+  double busy_wait_ns = 100'000;         // the machine's busy-wait overrun: length of one wait
+  int busy_waits = 5'000;                // and how many (0.5 s per rank)
+  std::size_t cold_copy_bytes = 16'384;  // cold_copies: a working set inside L1 + L2,
+  double cold_copy_wait_ns = 1'000'000;  // the wait before each cold copy (as at ΔL = 1 ms),
+  int cold_copy_reps = 100;              // and how many of each (0.1 s)
   int protocol_reps = 5;
   int protocol_test_calls = 10'000;
   std::size_t reference_bytes = 1;
@@ -47,6 +50,7 @@ struct Measurement {
   Parameters params;                      // per-parameter median over rounds
   Parameters spread_min, spread_max;      // per-parameter extremes over rounds
   std::vector<double> busy_wait_overrun;  // per rank: a busy wait's mean overrun / its length
+  std::vector<double> cold_copy_ns;       // per rank: a copy's median hot, then after a wait (cold_copies)
 };
 
 // Collective over the two ranks of ctx.comm; the full result is on rank 0.

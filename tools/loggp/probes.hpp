@@ -84,6 +84,15 @@ std::vector<double> probe_overheads(const ProbeContext& ctx, std::size_t bytes, 
 // application predicts, so measured latency responses exceed predicted ones by about this much.
 std::vector<double> busy_wait_overruns(const ProbeContext& ctx, double wait_ns, int waits);
 
+// What a working set costs right after a long wait against right after the previous use: both ranks
+// at once copy `bytes` between two page-aligned buffers (together inside the core's L1 + L2) `reps`
+// times hot, then `reps` times each right after spinning `wait_ns` on the clock. Returns {hot, after
+// the wait} medians in ns per rank ({rank 0's two, rank 1's two} on rank 0). On a machine whose cores
+// other work shares (a VM's host), the caches empty while a rank spins: its work after a long wait
+// costs more than the trace of a run with short waits says, which no model of the application holds
+// (docs/injector.md, "Waiting CPUs come back cold").
+std::vector<double> cold_copies(const ProbeContext& ctx, std::size_t bytes, double wait_ns, int reps);
+
 // Median cost of reading the clock once (two back-to-back reads), subtracted from every timed
 // interval: with overheads of ~100 ns the 20-30 ns of a clock read is not negligible.
 double clock_read_overhead_ns();

@@ -114,6 +114,13 @@ class LocalCampaignTest(unittest.TestCase):
         with open(os.path.join(out, "report.md")) as f:
             markdown = f.read()
         self.assertIn("Busy waits on this machine overran by", markdown)
+        # ... and how cold a waiting core comes back: a 16 KiB copy hot and after a 1 ms wait, the
+        # median over the five launches.
+        hot, after = report["cold_copy_ns"]
+        self.assertGreater(hot, 0)
+        self.assertGreater(after, 0)
+        self.assertEqual(measurement["cold_copy_median_ns"], [hot, after])
+        self.assertIn("A core that waited comes back cold: a 16 KiB copy took", markdown)
         self.assertIn("Rounds: 3 (2 planned; --floor-target 0.0001 %", markdown)
         # llamp-coreprobe ran before and after every launch (--core-limit given), and
         # every run in the means was probed fast inside the job, where the probes that judge a run

@@ -94,6 +94,14 @@ class PrepareTest(unittest.TestCase):
         self.assertAlmostEqual(p["L_ns"], 160.0)  # an even count: the mean of the middle two
         self.assertEqual([x["busy_wait_overrun"] for x in p["measurement"]["launches"]], [0.01, 0.03])
         self.assertAlmostEqual(p["measurement"]["busy_wait_overrun_mean"], 0.02)
+        self.assertNotIn("cold_copy_median_ns", p["measurement"])  # no launch measured it
+        # How cold a waiting core comes back: per launch, and the median of each figure.
+        for f, (hot, after) in zip((a, b, c), ((400.0, 1300.0), (450.0, 900.0), (420.0, 2500.0))):
+            f["measurement"] = {"cold_copy": {"hot_ns": hot, "after_wait_ns": after}}
+        p = prepare.combine_parameter_files([a, b, c])
+        self.assertEqual([x["cold_copy_ns"] for x in p["measurement"]["launches"]],
+                         [[400.0, 1300.0], [450.0, 900.0], [420.0, 2500.0]])
+        self.assertEqual(p["measurement"]["cold_copy_median_ns"], [420.0, 1300.0])
 
 
 class InterleavedParametersTest(unittest.TestCase):
