@@ -43,7 +43,7 @@ def run_parser():
     p.add_argument("--floor-target", type=float, default=0.0, metavar="PCT",
                    help="local mode: after the --reps rounds, add shuffled rounds of every ΔL while the noise "
                         "floor (the RRMSE an exact prediction would still show from the run-to-run spread) is "
-                        "above PCT %%, up to --max-reps rounds (default 0: off)")
+                        "above PCT %% or some ΔL has fewer than two ok runs, up to --max-reps rounds (default 0: off)")
     p.add_argument("--max-reps", type=int, default=0,
                    help="most rounds with --floor-target (default: twice --reps)")
     p.add_argument("-o", "--out", help="output folder (default ./campaign-<app>-<ranks>r)")

@@ -368,7 +368,8 @@ def _rounds_sentence(result):
     if not result.get("floor_target_pct"):
         return ""
     return (f" Rounds: {result['rounds']} ({result['reps']} planned; --floor-target "
-            f"{result['floor_target_pct']:g} % adds a round of every ΔL while the floor is above it).")
+            f"{result['floor_target_pct']:g} % adds a round of every ΔL while the floor is above it or a ΔL "
+            f"has fewer than two ok runs).")
 
 
 def markdown(campaign, result):

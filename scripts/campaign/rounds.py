@@ -5,7 +5,11 @@ The noise floor (stats.noise_floor) is the RRMSE an exact prediction would still
 run-to-run spread of the measured means; it falls with sqrt(runs per ΔL). A campaign whose floor
 is above the target after its planned --reps rounds runs one more round of every ΔL (the next
 round of the same seeded shuffle, so the schedule is what --reps N+1 would have been) and looks
-again, up to --max-reps rounds. Every round, and why it ran, is in the log and the report.
+again, up to --max-reps rounds. So does a campaign with a ΔL of fewer than two ok runs: the floor
+leaves such a ΔL out (its spread is unknown), so it would judge a mean of one run, or a ΔL without
+any, as well measured (2026-11-27, a VM whose host moved the vCPUs apart every few seconds:
+app_pingpong had one accepted run of 20 and 21 attempts at two of its six ΔL, 4 rounds, floor 0.37 %).
+Every round, and why it ran, is in the log and the report.
 """
 from . import runs, schedule, stats
 
@@ -22,15 +26,30 @@ def current_floor(campaign, records):
     return stats.noise_floor(rows)
 
 
+def thin_deltas(campaign, records):
+    """The ΔL values with fewer than two ok runs, whose mean's noise is unknown."""
+    return [r["delta_ns"] for r in stats.per_delta(records, campaign.deltas_ns) if r["runs_ok"] < 2]
+
+
 def wants_another_round(campaign, records):
     """(True, floor) while the target is set, unmet, and fewer than max_reps rounds are scheduled.
-    Unmet includes: no ΔL with two ok runs yet (the floor is unknown)."""
+    Unmet includes: no ΔL with two ok runs yet (the floor is unknown), and any ΔL with fewer than
+    two (the floor leaves it out)."""
     if campaign.floor_target_pct <= 0:
         return False, None
     floor = current_floor(campaign, records)
     if rounds_in(campaign.schedule) >= campaign.max_reps:
         return False, floor
-    return (floor is None or 100 * floor > campaign.floor_target_pct), floor
+    unmet = floor is None or 100 * floor > campaign.floor_target_pct or bool(thin_deltas(campaign, records))
+    return unmet, floor
+
+
+def _why(campaign, records, floor):
+    shown = "unknown" if floor is None else f"{100 * floor:.2f} %"
+    if floor is not None and 100 * floor <= campaign.floor_target_pct:
+        thin = ", ".join(f"{d / 1000:g}" for d in thin_deltas(campaign, records))
+        return f"noise floor {shown}, but fewer than two ok runs at ΔL = {thin} µs"
+    return f"noise floor {shown} > target {campaign.floor_target_pct:g} %"
 
 
 def add_round(campaign):
@@ -46,15 +65,15 @@ def add_round(campaign):
 def run_until_floor(campaign, log):
     """Local mode: rounds after the planned ones until the floor meets the target (or max_reps)."""
     while True:
-        more, floor = wants_another_round(campaign, runs.load_records(campaign))
+        records = runs.load_records(campaign)
+        more, floor = wants_another_round(campaign, records)
         if not more:
             if campaign.floor_target_pct > 0 and floor is not None and 100 * floor > campaign.floor_target_pct:
                 log(f"noise floor {100 * floor:.2f} % still above the target {campaign.floor_target_pct:g} % "
                     f"after {rounds_in(campaign.schedule)} rounds (--max-reps)")
             return
+        why = _why(campaign, records, floor)
         new = add_round(campaign)
-        shown = "unknown" if floor is None else f"{100 * floor:.2f} %"
-        log(f"noise floor {shown} > target {campaign.floor_target_pct:g} %: round {new[0].round + 1} "
-            f"of at most {campaign.max_reps}")
+        log(f"{why}: round {new[0].round + 1} of at most {campaign.max_reps}")
         for s in new:
             runs.run_slot(campaign, s, log)

@@ -45,6 +45,22 @@ class RoundsTest(unittest.TestCase):
         first_round_only = [r for r in runs.load_records(c) if r["round"] == 0]
         self.assertEqual(rounds.wants_another_round(c, first_round_only), (True, None))
 
+    def test_a_delta_with_fewer_than_two_ok_runs_asks_for_a_round(self):
+        # Floor below the target (1 %), but ΔL = 10 µs has one ok run: the other was slow-cores.
+        c = campaign_with_runs(self, target_pct=1.0, max_reps=4)
+        records = runs.load_records(c)
+        late = next(r for r in records if r["delta_ns"] == 10000.0 and r["round"] == 1)
+        write_record(c, late["slot"], 1, 10000.0, 1, "slow-cores", 1.07e9)
+        records = runs.load_records(c)
+        self.assertEqual(rounds.thin_deltas(c, records), [10000.0])
+        more, floor = rounds.wants_another_round(c, records)
+        self.assertTrue(more)
+        self.assertLess(100 * floor, 1.0)
+        self.assertIn("fewer than two ok runs at ΔL = 10 µs", rounds._why(c, records, floor))
+        # ... and not past --max-reps.
+        c.max_reps = 2
+        self.assertFalse(rounds.wants_another_round(c, records)[0])
+
     def test_added_round_continues_the_seeded_shuffle_and_is_saved(self):
         c = campaign_with_runs(self, target_pct=0.5, max_reps=4)
         new = rounds.add_round(c)
