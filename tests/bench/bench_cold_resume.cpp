@@ -4,8 +4,8 @@
 // the machine's: on the 2-vCPU VM the MPI block takes 1.0-1.1 us hot and 0.7-6.5 us more after a
 // 1 ms spin (three launches), which is why an application's calls after long waits run slower
 // under large ΔL than in its trace (docs/campaign.md, "Stop 18"). The copy shows why: its 32 KiB
-// fit the core's caches, yet after a spin they come from further away (on an AMD EPYC VM 0.31 us
-// hot, 0.57 us after 100 us, 1.34 us after 1 ms: what else ran on the core meanwhile emptied
+// fit the core's caches, yet after a spin they come from further away (on an AMD EPYC VM 0.43 us
+// hot, 0.64 us after 100 us, 1.32 us after 1 ms: what else ran on the core meanwhile emptied
 // them; docs/injector.md, "Waiting CPUs come back cold"). Both ranks spin and work in step, like
 // two ranks waiting out ΔL.
 //

@@ -106,11 +106,11 @@ Paired run_paired(double delta_us, const std::string& args, const std::vector<st
 // the reply's first message in the injected run (the ping's terms, then the
 // reply's first). A CPU of a shared VM comes back slow from a long wait, its
 // caches emptied by whatever else ran on its core meanwhile (a 16 KiB memcpy:
-// 0.31 us hot, 1.34 us after a 1 ms spin; docs/injector.md, "Waiting CPUs come
+// 0.43 us hot, 1.32 us after a 1 ms spin; docs/injector.md, "Waiting CPUs come
 // back cold"), and an injected run waits where a plain one does not. With a
 // reference that does not wait, that cost counted as injected latency:
-// 16 KiB rendezvous at delta L = 1 ms added 3028-3060 us on an AMD EPYC VM;
-// against a waiting reference, 3000-3006 us.
+// 16 KiB rendezvous at delta L = 1 ms added 3022-3060 us on an AMD EPYC VM;
+// against a waiting reference 2976-3019 us (five pairs).
 void expect_pingpong_grows_by(int bytes, int terms, double delta_us, int reps) {
   const std::string args = "pingpong " + std::to_string(bytes) + " " + std::to_string(reps);
   const std::string waiting_reference = args + " " + std::to_string((terms + 1) * delta_us);
