@@ -49,6 +49,16 @@ std::vector<double> collect_on_client(const ProbeContext& ctx, std::vector<doubl
   return samples;
 }
 
+// Both ranks' values on rank 0, rank 0's first; nothing on rank 1.
+std::vector<double> both_on_client(const ProbeContext& ctx, std::vector<double> mine) {
+  if (ctx.rank == 1) {
+    collect_on_client(ctx, std::move(mine));
+    return {};
+  }
+  for (double v : collect_on_client(ctx, {})) mine.push_back(v);
+  return mine;
+}
+
 }  // namespace
 
 ProbeBuffers::ProbeBuffers(std::size_t max_bytes)
@@ -237,14 +247,7 @@ std::vector<double> busy_wait_overruns(const ProbeContext& ctx, double wait_ns, 
     }
     overrun += t - deadline;
   }
-  const double fraction = waits > 0 ? overrun / (waits * wait_ns) : 0.0;
-  if (ctx.rank == 1) {
-    collect_on_client(ctx, {fraction});
-    return {};
-  }
-  std::vector<double> both{fraction};
-  for (double v : collect_on_client(ctx, {})) both.push_back(v);
-  return both;
+  return both_on_client(ctx, {waits > 0 ? overrun / (waits * wait_ns) : 0.0});
 }
 
 std::vector<double> cold_copies(const ProbeContext& ctx, std::size_t bytes, double wait_ns, int reps) {
@@ -274,14 +277,7 @@ std::vector<double> cold_copies(const ProbeContext& ctx, std::size_t bytes, doub
     spin_for_ns(wait_ns);
     cold.push_back(timed_copy());
   }
-  const std::vector<double> mine{summarize(hot).median, summarize(cold).median};
-  if (ctx.rank == 1) {
-    collect_on_client(ctx, mine);
-    return {};
-  }
-  std::vector<double> both = mine;
-  for (double v : collect_on_client(ctx, {})) both.push_back(v);
-  return both;
+  return both_on_client(ctx, {summarize(hot).median, summarize(cold).median});
 }
 
 int send_completes_unmatched(const ProbeContext& ctx, std::size_t bytes, int test_calls) {
