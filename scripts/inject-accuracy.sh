@@ -93,8 +93,8 @@ awk -v sizes="$sizes" -v deltas="$deltas" '
       printf "| reference (NOLOCAL, ΔL = 0) | %d B | | | one-way median %.2f us | | | | | | | |\n", S[s], base
       for (d = 1; d <= nd; ++d) {
         k = D[d] " " S[s] " injected"
-        for (i = 1; i <= n[k]; ++i) { a[i] = med[k, i]; b[i] = p99[k, i] }
-        inj = median(a, n[k]); m = inj - base; p = median(b, n[k]) - base
+        for (i = 1; i <= n[k]; ++i) b[i] = p99[k, i]
+        inj = median_of(k); m = inj - base; p = median(b, n[k]) - base
         waiting = median_of(D[d] " " S[s] " waiting")
         terms = (S[s] > 8192) ? 3 : 1
         want = terms * D[d]

@@ -4,12 +4,11 @@
 // (docs/injector.md); the reference is always measured in the same test.
 #include <gtest/gtest.h>
 
-#include <iostream>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <map>
 #include <regex>
