@@ -143,6 +143,9 @@ void open_trace(const InitArgs& a, uint64_t t0, uint64_t t1, trace::Call call) {
   PMPI_Comm_rank(MPI_COMM_WORLD, &rt.world_rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &rt.world_size);
   const int rank = rt.world_rank, size = rt.world_size;
+  int provided = MPI_THREAD_SINGLE;
+  PMPI_Query_thread(&provided);
+  g_thread_multiple = provided == MPI_THREAD_MULTIPLE;
   comm_registry_init(rank, size);
   ThreadState& ts = thread_state();  // MPI_Init's thread becomes thread 0
   MPI_Comm comm;
@@ -192,8 +195,6 @@ void open_trace(const InitArgs& a, uint64_t t0, uint64_t t1, trace::Call call) {
     timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     m.start_unix_ns = static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
-    int provided = MPI_THREAD_SINGLE;
-    PMPI_Query_thread(&provided);
     m.thread_level = thread_level_name(provided);
     m.counters = counter_names;
     m.job_id = job_id();

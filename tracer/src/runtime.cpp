@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <deque>
 #include <mutex>
-#include <unordered_map>
 
 #include "llamp/trace_codec.hpp"
 
@@ -13,6 +12,7 @@ namespace llamp::tracer {
 thread_local CostSample tls_cost_sample __attribute__((tls_model("initial-exec")));
 std::atomic<bool> g_tracing{false};
 std::atomic<bool> g_initialized{false};
+bool g_thread_multiple = false;
 bool g_counters_on = false;
 
 Runtime& runtime() {
@@ -32,7 +32,9 @@ Threads& threads() {
   return *t;
 }
 
-thread_local ThreadState* tls_state = nullptr;
+// initial-exec: the library is loaded with the program (LD_PRELOAD or linked), so its TLS is in the
+// static block and every call reads the pointer at a fixed offset instead of via __tls_get_addr.
+thread_local ThreadState* tls_state __attribute__((tls_model("initial-exec"))) = nullptr;
 
 ThreadState* new_thread_state() {
   Threads& t = threads();
@@ -167,9 +169,28 @@ void flush_all_threads() {
 }
 
 namespace {
+// The outstanding requests behind MPICH's shared built-in handles, oldest first per handle. MPICH
+// has only a few such handles (a completed send, MPI_PROC_NULL), so a short array is searched
+// instead of a hash map, and requests usually complete in order, so the oldest is taken from the
+// front. Every eager MPI_Isend that completes at once passes here twice, so this is the hot path
+// of small-message codes: the lock is taken only under MPI_THREAD_MULTIPLE, where two threads may
+// be inside MPI at once (at other levels the application serializes its calls).
 struct SharedHandleRequests {
+  struct Fifo {
+    uint64_t key;
+    std::deque<HandleTable::Value> outstanding;
+  };
   std::mutex mutex;
-  std::unordered_map<uint64_t, std::deque<HandleTable::Value>> fifo;
+  std::vector<Fifo> fifos;
+
+  std::deque<HandleTable::Value>* find(uint64_t key) {
+    for (Fifo& f : fifos)
+      if (f.key == key) return &f.outstanding;
+    return nullptr;
+  }
+  std::unique_lock<std::mutex> lock() {
+    return g_thread_multiple ? std::unique_lock(mutex) : std::unique_lock<std::mutex>();
+  }
 };
 SharedHandleRequests& shared_handle_requests() {
   static SharedHandleRequests* p = new SharedHandleRequests();
@@ -184,8 +205,10 @@ uint64_t add_request(MPI_Request r, const void* comm_info, uint64_t bits) {
   const HandleTable::Value value{id, reinterpret_cast<uint64_t>(comm_info) | bits};
   if (bits & kReqSharedHandle) {
     SharedHandleRequests& p = shared_handle_requests();
-    std::lock_guard lock(p.mutex);
-    p.fifo[key].push_back(value);
+    const auto lock = p.lock();
+    std::deque<HandleTable::Value>* q = p.find(key);
+    if (!q) q = &p.fifos.emplace_back(SharedHandleRequests::Fifo{key, {}}).outstanding;
+    q->push_back(value);
   }
   rt.requests.put(key, value);
   return id;
@@ -193,22 +216,25 @@ uint64_t add_request(MPI_Request r, const void* comm_info, uint64_t bits) {
 
 HandleTable::Value shared_request(uint64_t key, size_t occurrence) {
   SharedHandleRequests& p = shared_handle_requests();
-  std::lock_guard lock(p.mutex);
-  auto it = p.fifo.find(key);
-  if (it == p.fifo.end() || occurrence >= it->second.size()) return {};
-  return it->second[occurrence];
+  const auto lock = p.lock();
+  const std::deque<HandleTable::Value>* q = p.find(key);
+  if (!q || occurrence >= q->size()) return {};
+  return (*q)[occurrence];
 }
 
 void shared_request_done(uint64_t key, uint64_t id) {
   SharedHandleRequests& p = shared_handle_requests();
-  std::lock_guard lock(p.mutex);
-  auto it = p.fifo.find(key);
-  if (it == p.fifo.end()) return;
-  auto& q = it->second;
-  for (auto i = q.begin(); i != q.end(); ++i)
+  const auto lock = p.lock();
+  std::deque<HandleTable::Value>* q = p.find(key);
+  if (!q || q->empty()) return;
+  if (q->front().id == id) {
+    q->pop_front();
+    return;
+  }
+  for (auto i = q->begin(); i != q->end(); ++i)
     if (i->id == id) {
-      q.erase(i);
-      break;
+      q->erase(i);
+      return;
     }
 }
 

@@ -26,6 +26,9 @@ extern std::atomic<bool> g_tracing;
 extern std::atomic<bool> g_initialized;
 // An internal error stopped recording on this rank for good (Pcontrol cannot resume it).
 extern std::atomic<bool> g_broken;
+// The application runs at MPI_THREAD_MULTIPLE: tables without their own atomics need a lock.
+// Set in MPI_Init before tracing starts, never changed after.
+extern bool g_thread_multiple;
 // LLAMP_TRACE_PAPI named at least one usable counter.
 extern bool g_counters_on;
 
