@@ -32,7 +32,7 @@ uint32_t Graph::rank_of(VertexId v) const {
 uint64_t Graph::memory_bytes() const {
   return rank_begin.capacity() * sizeof(uint64_t) + kind.capacity() * sizeof(VertexKind) +
          value.capacity() * sizeof(uint64_t) + tag.capacity() * sizeof(int32_t) + peer.capacity() * sizeof(VertexId) +
-         pred_begin.capacity() * sizeof(uint64_t) + pred.capacity() * sizeof(uint32_t) +
+         pred_begin.capacity() * sizeof(uint32_t) + pred.capacity() * sizeof(uint32_t) +
          source_line.capacity() * sizeof(uint32_t);
 }
 

@@ -211,6 +211,7 @@ Graph load_binary(const std::string& path) {
     fail(16, fmt::format("{} vertices exceed the limit of {}", h.num_vertices, kMaxVertices));
   if (h.num_edges > (uint64_t{1} << 40) || h.num_messages > h.num_vertices)
     fail(24, "edge or message count is implausible");
+  if (h.num_edges > kMaxEdges) fail(24, fmt::format("{} edges exceed the limit of {}", h.num_edges, kMaxEdges));
   if (h.file_size != file.size()) fail(72, fmt::format("header says {} bytes, file has {}", h.file_size, file.size()));
   // Sections must follow each other exactly (counts are bounded above, so no overflow).
   if (h.rank_table_offset != kHeaderBytes || h.vertices_offset != h.rank_table_offset + kRankRecord * h.num_ranks ||
@@ -272,7 +273,7 @@ Graph load_binary(const std::string& path) {
   }
   for (uint64_t v = 0; v < n; ++v) g.pred_begin[v + 1] += g.pred_begin[v];
   {
-    std::vector<uint64_t> fill(g.pred_begin.begin(), g.pred_begin.end() - 1);
+    std::vector<uint32_t> fill(g.pred_begin.begin(), g.pred_begin.end() - 1);
     e = 0;
     for (uint32_t r = 0; r < h.num_ranks; ++r) {
       const uint64_t base = g.rank_begin[r];

@@ -228,6 +228,7 @@ Graph InMemoryGraphBuilder::take() {
     any_lines = any_lines || !I.ranks[r].line.empty();
   }
   const uint64_t n = g.rank_begin.back();
+  if (edges > kMaxEdges) I.fail(fmt::format("{} edges exceed the limit of {}", edges, kMaxEdges));
   g.kind.reserve(n);
   g.value.reserve(n);
   g.tag.reserve(n);
@@ -256,7 +257,7 @@ Graph InMemoryGraphBuilder::take() {
     std::vector<uint32_t>().swap(rk.line);
   }
   for (uint64_t v = 0; v < n; ++v) g.pred_begin[v + 1] += g.pred_begin[v];
-  std::vector<uint64_t> fill(g.pred_begin.begin(), g.pred_begin.end() - 1);
+  std::vector<uint32_t> fill(g.pred_begin.begin(), g.pred_begin.end() - 1);
   for (uint32_t r = 0; r < I.num_ranks; ++r) {
     const uint64_t base = g.rank_begin[r];
     for (auto& [after, before] : I.ranks[r].edges) {

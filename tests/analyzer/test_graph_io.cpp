@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <cstring>
 #include <fstream>
 #include <random>
 
@@ -258,6 +259,35 @@ TEST(GraphIo, BinaryLoaderRejectsCorruption) {
     }
   }
   EXPECT_GT(rejected, 1000);
+}
+
+// Edge offsets are 32-bit in memory: a graph with more edges is refused by name, not truncated.
+TEST(GraphIo, BinaryLoaderNamesAnEdgeCountAbove32Bits) {
+  Graph g = read_goal(LLAMP_TEST_DATA "/running_example.goal");
+  auto bin = temp_path("edges.lgr");
+  {
+    BinaryGraphWriter w(bin.string());
+    write_graph(g, w);
+  }
+  std::string bytes;
+  {
+    std::ifstream in(bin, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const uint64_t edges = uint64_t{1} << 32;  // the header's edge count, at byte 24
+  std::memcpy(bytes.data() + 24, &edges, sizeof edges);
+  {
+    std::ofstream out(bin, std::ios::binary);
+    out << bytes;
+  }
+  try {
+    load_binary(bin.string());
+    FAIL() << "a graph of 2^32 edges was accepted";
+  } catch (const llamp::Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("edges.lgr"), std::string::npos) << what;
+    EXPECT_NE(what.find("4294967296 edges exceed the limit of 4294967295"), std::string::npos) << what;
+  }
 }
 
 TEST(GraphTopo, CycleNamesAVertexOnIt) {
