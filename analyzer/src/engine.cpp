@@ -25,28 +25,45 @@ std::vector<uint32_t> rank_table(const Graph& g, const NetworkModel& m) {
     for (uint64_t v = g.rank_begin[r]; v < g.rank_begin[r + 1]; ++v) rank[v] = r;
   return rank;
 }
+std::vector<uint64_t> followed_bits(const Graph& g) {
+  std::vector<uint64_t> bits((g.num_vertices() + 63) / 64, 0);
+  for (uint32_t entry : g.pred)
+    if (!Graph::pred_is_irequires(entry)) {
+      const VertexId u = Graph::pred_vertex(entry);
+      bits[u / 64] |= uint64_t{1} << (u % 64);
+    }
+  return bits;
+}
+
+bool is_followed(const uint64_t* bits, VertexId v) { return (bits[v / 64] >> (v % 64)) & 1u; }
 }  // namespace
 
 Engine::Engine(const Graph& g, NetworkModel model)
     : Engine(g, model, std::make_shared<const std::vector<VertexId>>(graph::topological_order(g, model.loggp.S_bytes)),
-             std::make_shared<const std::vector<uint32_t>>(rank_table(g, model))) {}
+             std::make_shared<const std::vector<uint32_t>>(rank_table(g, model)),
+             std::make_shared<const std::vector<uint64_t>>(followed_bits(g))) {}
 
 Engine::Engine(const Graph& g, NetworkModel model, std::shared_ptr<const std::vector<VertexId>> order,
-               std::shared_ptr<const std::vector<uint32_t>> rank)
-    : g_(g), model_(std::move(model)), order_(std::move(order)), rank_(std::move(rank)) {
+               std::shared_ptr<const std::vector<uint32_t>> rank, std::shared_ptr<const std::vector<uint64_t>> followed)
+    : g_(g),
+      model_(std::move(model)),
+      order_(std::move(order)),
+      rank_(std::move(rank)),
+      followed_(std::move(followed)) {
   base_xL_ = model_.homogeneous() ? model_.loggp.L_ns : 0.0;
   base_xG_ = model_.homogeneous() ? model_.loggp.G_ns_per_byte : 0.0;
   state_.resize(g_.num_vertices());
 }
 
 Engine Engine::twin() const {
-  Engine t(g_, model_, order_, rank_);
+  Engine t(g_, model_, order_, rank_, followed_);
   t.set_base(base_xL_, base_xG_);
   return t;
 }
 
 uint64_t Engine::memory_bytes() const {
-  return order_->capacity() * sizeof(VertexId) + rank_->capacity() * sizeof(uint32_t) + twin_bytes();
+  return order_->capacity() * sizeof(VertexId) + rank_->capacity() * sizeof(uint32_t) +
+         followed_->capacity() * sizeof(uint64_t) + twin_bytes();
 }
 
 uint64_t Engine::twin_bytes() const { return state_.capacity() * sizeof(State); }
@@ -88,6 +105,7 @@ Point Engine::run(double xL, double xG, Sweep sweep, const NoiseShift* noise) {
   const uint64_t S = model_.loggp.S_bytes;
   detail::Terms<Uniform, Noisy> terms(*this, xL, xG, sweep, noise);
   State* st_ = state_.data();
+  const uint64_t* followed = followed_->data();
 
   Lin T{0, 0};
   VertexId last = graph::kNoVertex;
@@ -103,13 +121,16 @@ Point Engine::run(double xL, double xG, Sweep sweep, const NoiseShift* noise) {
     VertexId ended = v;
     if (kind[v] == VertexKind::Send && value[v] > S) continue;
     if (kind[v] == VertexKind::Recv && value[g.peer[v]] > S) {
-      const Lin r = terms.end_of(v);
-      if (r.v > T.v || (r.v == T.v && r.d > T.d) || last == graph::kNoVertex) {
-        T = r;
-        last = v;
+      if (!is_followed(followed, v) || last == graph::kNoVertex) {
+        const Lin r = terms.end_of(v);
+        if (r.v > T.v || (r.v == T.v && r.d > T.d) || last == graph::kNoVertex) {
+          T = r;
+          last = v;
+        }
       }
       ended = g.peer[v];
     }
+    if (is_followed(followed, ended) && last != graph::kNoVertex) continue;
     const Lin en = terms.end_of(ended);
     if (en.v > T.v || (en.v == T.v && en.d > T.d) || last == graph::kNoVertex) {
       T = en;

@@ -84,7 +84,8 @@ class Engine {
   uint32_t route_of_send(graph::VertexId send) const;
   uint32_t rank_of(graph::VertexId v) const { return rank_->empty() ? g_.rank_of(v) : (*rank_)[v]; }
 
-  // Working memory of the engine in bytes (order + per-vertex state), and what a twin() adds.
+  // Working memory of the engine in bytes (order + followed bits + per-vertex state), and what a
+  // twin() adds.
   uint64_t memory_bytes() const;
   uint64_t twin_bytes() const;
 
@@ -97,8 +98,11 @@ class Engine {
   const graph::Graph& g_;
   NetworkModel model_;
   Engine(const graph::Graph& g, NetworkModel model, std::shared_ptr<const std::vector<graph::VertexId>> order,
-         std::shared_ptr<const std::vector<uint32_t>> rank);
+         std::shared_ptr<const std::vector<uint32_t>> rank, std::shared_ptr<const std::vector<uint64_t>> followed);
   std::shared_ptr<const std::vector<graph::VertexId>> order_;
+  // Bit v set: some vertex Requires v, so it ends no earlier than v (with a slope no smaller on a
+  // tie) and v's end cannot raise T. The pass skips those ends instead of computing them twice.
+  std::shared_ptr<const std::vector<uint64_t>> followed_;
   std::shared_ptr<const std::vector<uint32_t>> rank_;  // only for heterogeneous models (else empty)
   // Start time and slope of each vertex, side by side: the pass reads both for every predecessor.
   struct State {
