@@ -11,10 +11,9 @@
 
 namespace llamp::analyzer {
 
-unsigned curve_threads(const Engine& e, unsigned requested) {
-  if (requested > 0) return requested;
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  // MemAvailable from /proc/meminfo (kB); without it, one engine per hardware thread.
+namespace {
+// MemAvailable from /proc/meminfo in bytes; 0 when unknown.
+uint64_t available_memory() {
   uint64_t available = 0;
   if (std::FILE* f = std::fopen("/proc/meminfo", "r")) {
     char line[256];
@@ -25,9 +24,22 @@ unsigned curve_threads(const Engine& e, unsigned requested) {
       }
     std::fclose(f);
   }
-  if (available == 0 || e.twin_bytes() == 0) return hw;
-  const uint64_t fit = 1 + available / 2 / e.twin_bytes();
-  return static_cast<unsigned>(std::min<uint64_t>(hw, fit));
+  return available;
+}
+}  // namespace
+
+CurvePlan curve_plan(const Engine& e, unsigned requested) {
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = requested > 0 ? requested : hw;
+  const uint64_t budget = available_memory() / 2;
+  // Without /proc/meminfo: lanes and one engine per hardware thread.
+  if (budget == 0 || e.lane_bytes() == 0) return CurvePlan{threads, Engine::kLanes};
+  if (budget / e.lane_bytes() >= threads) return CurvePlan{threads, Engine::kLanes};
+  if (requested == 0 && budget / e.lane_bytes() >= 1)
+    return CurvePlan{static_cast<unsigned>(budget / e.lane_bytes()), Engine::kLanes};
+  if (requested > 0) return CurvePlan{requested, 1};
+  const uint64_t fit = 1 + budget / std::max<uint64_t>(1, e.twin_bytes());
+  return CurvePlan{static_cast<unsigned>(std::min<uint64_t>(hw, fit)), 1};
 }
 
 Analysis analyze(Engine& e, const AnalyzeOptions& opt) {
@@ -61,8 +73,10 @@ Analysis analyze(Engine& e, const AnalyzeOptions& opt) {
   }
 
   const uint64_t before_curve = e.evaluations();
-  a.curve = opt.step > 0 ? stepped_curve(e, Sweep::L, opt.x_min, opt.x_max, opt.step)
-                         : exact_curve(e, Sweep::L, opt.x_min, opt.x_max, curve_threads(e, opt.threads));
+  a.curve = opt.step > 0 ? stepped_curve(e, Sweep::L, opt.x_min, opt.x_max, opt.step) : [&] {
+    const CurvePlan plan = curve_plan(e, opt.threads);
+    return exact_curve(e, Sweep::L, opt.x_min, opt.x_max, plan.threads, plan.lanes);
+  }();
   // The curve's evaluations include those its other engines made.
   const uint64_t by_twins = a.curve.evaluations - (e.evaluations() - before_curve);
   for (double pct : opt.tolerance_percent) {

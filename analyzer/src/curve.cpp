@@ -36,11 +36,18 @@ struct Step {
   std::optional<Point> split;
 };
 
+// Where the supporting lines at a and b meet (the point to evaluate), or the breakpoint found
+// without evaluating, or neither (T is linear on the interval).
+struct Plan {
+  std::optional<Knot> knot;
+  std::optional<double> c;
+};
+
 // The supporting lines at a and b meet at c. If T meets them there, c is the interval's only
 // breakpoint; found breakpoints carry T there and the right line's slope, so the curve needs no
 // further evaluations. Otherwise the interval splits at c: m's right-derivative is a valid
 // supporting slope for both halves, so both are examined exactly.
-Step examine(Engine& e, Sweep sweep, const Open& w) {
+Plan plan(const Open& w) {
   const Point &a = w.a, &b = w.b;
   if (b.x - a.x <= 1e-9 * std::max(1.0, std::fabs(b.x)) || close(a.slope, b.slope)) return {};
   const double c = (b.T - a.T + a.slope * a.x - b.slope * b.x) / (a.slope - b.slope);
@@ -50,8 +57,19 @@ Step examine(Engine& e, Sweep sweep, const Open& w) {
   // (a 60-stage ladder lost 5 of its 60 breakpoints this way before this was checked).
   if (!(c > a.x)) return {Knot{a.x, a.T, b.slope}, std::nullopt};
   if (!(c < b.x)) return {Knot{b.x, b.T, b.slope}, std::nullopt};
-  const Point m = eval(e, sweep, c);
-  if (close(m.T, a.T + a.slope * (c - a.x)) || w.depth > 200) return {Knot{c, m.T, b.slope}, std::nullopt};
+  return {std::nullopt, c};
+}
+
+// T at the lines' meeting point m on the tangent from a: m is the only breakpoint.
+bool meets_tangent(const Open& w, const Point& m) {
+  return close(m.T, w.a.T + w.a.slope * (m.x - w.a.x)) || w.depth > 200;
+}
+
+Step examine(Engine& e, Sweep sweep, const Open& w) {
+  const Plan p = plan(w);
+  if (!p.c) return {p.knot, std::nullopt};
+  const Point m = eval(e, sweep, *p.c);
+  if (meets_tangent(w, m)) return {Knot{m.x, m.T, w.b.slope}, std::nullopt};
   return {std::nullopt, m};
 }
 
@@ -141,10 +159,122 @@ uint64_t bisect_tangents_parallel(Engine& e, Sweep sweep, const Point& a, const 
   return evaluations;
 }
 
+// Evaluates xs with engines[0..n) at once, Engine::kLanes points per pass.
+std::vector<Point> evaluate_all(std::vector<Engine*>& engines, Sweep sweep, const std::vector<double>& xs) {
+  constexpr size_t K = Engine::kLanes;
+  std::vector<Point> out(xs.size());
+  const size_t passes = (xs.size() + K - 1) / K;
+  auto work = [&](size_t engine) {
+    for (size_t p = engine; p < passes; p += engines.size()) {
+      const size_t first = p * K, n = std::min(K, xs.size() - first);
+      engines[engine]->evaluate_lanes(std::span(xs.data() + first, n), sweep, std::span(out.data() + first, n));
+    }
+  };
+  const size_t used = std::min(engines.size(), passes);
+  std::vector<std::thread> pool;
+  std::exception_ptr failure;
+  std::mutex mutex;
+  for (size_t i = 1; i < used; ++i)
+    pool.emplace_back([&, i] {
+      try {
+        work(i);
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        if (!failure) failure = std::current_exception();
+      }
+    });
+  try {
+    work(0);
+  } catch (...) {
+    std::lock_guard lock(mutex);
+    if (!failure) failure = std::current_exception();
+  }
+  for (std::thread& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+  return out;
+}
+
+// The tangent bisection breadth first, every open interval's meeting point of a round in lane
+// passes on `threads` engines. Lanes a round leaves idle (early rounds have few open intervals)
+// evaluate extra points evenly spread over the widest intervals: each piece between evaluated
+// points is then examined exactly like the whole interval, so the breakpoints are the same and
+// the idle lanes only shorten the bisection.
+Curve exact_curve_lanes(Engine& e, Sweep sweep, double x_min, double x_max, unsigned threads) {
+  constexpr size_t K = Engine::kLanes;
+  const uint64_t before = e.evaluations();
+  std::vector<Engine> twins;
+  std::vector<Engine*> engines{&e};
+  const std::vector<double> ends{x_min, x_max};
+  const std::vector<Point> ab = evaluate_all(engines, sweep, ends);
+  std::vector<Open> open{Open{ab[0], ab[1]}};
+  std::vector<Knot> knots;
+  while (!open.empty()) {
+    struct Job {
+      Open w;
+      double c;
+      unsigned extra = 0;
+    };
+    std::vector<Job> jobs;
+    for (const Open& w : open) {
+      const Plan p = plan(w);
+      if (p.knot) knots.push_back(*p.knot);
+      if (p.c) jobs.push_back(Job{w, *p.c});
+    }
+    if (jobs.empty()) break;
+    // All engines' lanes for as many passes each as the round needs: the lanes left over take
+    // extra points, a piece of the widest interval at a time.
+    const size_t slots_per_wave = K * threads;
+    const size_t slots = (jobs.size() + slots_per_wave - 1) / slots_per_wave * slots_per_wave;
+    for (size_t spare = slots - jobs.size(); spare > 0; --spare) {
+      Job* widest = &jobs.front();
+      for (Job& j : jobs)
+        if ((j.w.b.x - j.w.a.x) / (j.extra + 2) > (widest->w.b.x - widest->w.a.x) / (widest->extra + 2)) widest = &j;
+      ++widest->extra;
+    }
+    if (engines.size() < threads) {
+      twins.reserve(threads - 1);
+      while (engines.size() < threads) engines.push_back(&twins.emplace_back(e.twin()));
+    }
+    std::vector<double> xs;
+    for (const Job& j : jobs) {
+      xs.push_back(j.c);
+      for (unsigned i = 1; i <= j.extra; ++i) xs.push_back(j.w.a.x + (j.w.b.x - j.w.a.x) * i / (j.extra + 1));
+    }
+    const std::vector<Point> at = evaluate_all(engines, sweep, xs);
+    std::vector<Open> next;
+    size_t i = 0;
+    for (const Job& j : jobs) {
+      const Point& m = at[i];
+      if (meets_tangent(j.w, m)) {
+        knots.push_back(Knot{m.x, m.T, j.w.b.slope});
+        i += 1 + j.extra;
+        continue;
+      }
+      std::vector<Point> cut(at.begin() + static_cast<std::ptrdiff_t>(i),
+                             at.begin() + static_cast<std::ptrdiff_t>(i + 1 + j.extra));
+      i += 1 + j.extra;
+      std::sort(cut.begin(), cut.end(), [](const Point& p, const Point& q) { return p.x < q.x; });
+      Point left = j.w.a;
+      for (const Point& p : cut) {
+        if (p.x > left.x && p.x < j.w.b.x) {
+          next.push_back(Open{left, p, j.w.depth + 1});
+          left = p;
+        }
+      }
+      next.push_back(Open{left, j.w.b, j.w.depth + 1});
+    }
+    open = std::move(next);
+  }
+  uint64_t evaluations = e.evaluations() - before;
+  for (const Engine& t : twins) evaluations += t.evaluations();
+  return assemble(ab[0], ab[1], std::move(knots), evaluations);
+}
+
 }  // namespace
 
-Curve exact_curve(Engine& e, Sweep sweep, double x_min, double x_max, unsigned threads) {
+Curve exact_curve(Engine& e, Sweep sweep, double x_min, double x_max, unsigned threads, unsigned lanes) {
   if (!(x_min >= 0) || !(x_max >= x_min)) throw Error(fmt::format("invalid range [{}, {}]", x_min, x_max));
+  if (lanes > 1) return exact_curve_lanes(e, sweep, x_min, x_max, std::max(1u, threads));
   const uint64_t before = e.evaluations();
   Point a = eval(e, sweep, x_min), b = eval(e, sweep, x_max);
   std::vector<Knot> knots;

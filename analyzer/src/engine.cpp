@@ -52,7 +52,8 @@ Engine::Engine(const Graph& g, NetworkModel model, std::shared_ptr<const std::ve
       followed_(std::move(followed)) {
   base_xL_ = model_.homogeneous() ? model_.loggp.L_ns : 0.0;
   base_xG_ = model_.homogeneous() ? model_.loggp.G_ns_per_byte : 0.0;
-  state_.resize(g_.num_vertices());
+  // The per-vertex state is allocated by the first evaluate(): twins that only evaluate lanes
+  // never need it.
 }
 
 Engine Engine::twin() const {
@@ -63,10 +64,11 @@ Engine Engine::twin() const {
 
 uint64_t Engine::memory_bytes() const {
   return order_->capacity() * sizeof(VertexId) + rank_->capacity() * sizeof(uint32_t) +
-         followed_->capacity() * sizeof(uint64_t) + twin_bytes();
+         followed_->capacity() * sizeof(uint64_t) + state_.capacity() * sizeof(State) +
+         lane_state_.capacity() * sizeof(LaneState);
 }
 
-uint64_t Engine::twin_bytes() const { return state_.capacity() * sizeof(State); }
+uint64_t Engine::twin_bytes() const { return g_.num_vertices() * sizeof(State); }
 
 uint32_t Engine::route_of_send(VertexId send) const { return model_.route_of(rank_of(send), rank_of(g_.peer[send])); }
 
@@ -103,6 +105,7 @@ Point Engine::run(double xL, double xG, Sweep sweep, const NoiseShift* noise) {
   const auto* kind = g.kind.data();
   const auto* value = g.value.data();
   const uint64_t S = model_.loggp.S_bytes;
+  if (state_.size() != g.num_vertices()) state_.resize(g.num_vertices());
   detail::Terms<Uniform, Noisy> terms(*this, xL, xG, sweep, noise);
   State* st_ = state_.data();
   const uint64_t* followed = followed_->data();

@@ -150,17 +150,20 @@ void BM_Evaluate(benchmark::State& state, const std::string& name) {
   memory_counters(state, g, e);
 }
 
-// Arg: engines evaluating at once (1: the serial bisection; llamp analyze's default is one per
-// hardware thread).
+// Args: engines evaluating at once (1: the serial bisection; llamp analyze's default is one per
+// hardware thread) and points per pass (1, or Engine::kLanes: llamp analyze's default where
+// memory allows).
 void BM_ExactCurve(benchmark::State& state, const std::string& name) {
   const graph::Graph& g = cached(name);
   Engine e(g, homogeneous_model(params()));
   const unsigned threads = static_cast<unsigned>(state.range(0));
+  const unsigned lanes = static_cast<unsigned>(state.range(1));
   Curve c;
-  for (auto _ : state) c = exact_curve(e, Sweep::L, 0, 100000, threads);
+  for (auto _ : state) c = exact_curve(e, Sweep::L, 0, 100000, threads, lanes);
   state.counters["breakpoints"] = static_cast<double>(c.breakpoints.size());
   state.counters["evaluations"] = static_cast<double>(c.evaluations);
   state.counters["threads"] = threads;
+  state.counters["lanes"] = lanes;
   memory_counters(state, g, e);
 }
 
@@ -219,13 +222,17 @@ BENCHMARK_CAPTURE(BM_TopologicalOrder, halo10M, std::string("halo10M"))->Unit(be
 BENCHMARK_CAPTURE(BM_ExactCurve, halo10M, std::string("halo10M"))
     ->Unit(benchmark::kSecond)
     ->Iterations(1)
-    ->Arg(1)
-    ->Arg(2);
+    ->Args({1, 1})
+    ->Args({2, 1})
+    ->Args({2, Engine::kLanes})
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_ExactCurve, allreduce10M, std::string("allreduce10M"))
     ->Unit(benchmark::kSecond)
     ->Iterations(1)
-    ->Arg(1)
-    ->Arg(2)
+    ->Args({1, 1})
+    ->Args({2, 1})
+    ->Args({1, Engine::kLanes})
+    ->Args({2, Engine::kLanes})
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_Analyze, alltoall1024, std::string("alltoall1024"))->Unit(benchmark::kSecond)->Iterations(1);
 

@@ -19,12 +19,18 @@ struct AnalyzeOptions {
   std::vector<double> tolerance_percent{1, 2, 5};
   bool critical_path = true;
   size_t top = 10;
-  unsigned threads = 0;  // engines evaluating the exact curve at once; 0: auto (curve_threads)
+  unsigned threads = 0;  // engines evaluating the exact curve at once; 0: auto (curve_plan)
 };
 
-// Engines the exact curve may use at once: `requested` if > 0, else one per hardware thread, as
-// many as half the available memory holds (each extra engine needs Engine::twin_bytes()).
-unsigned curve_threads(const Engine& e, unsigned requested);
+// How the exact curve runs: `threads` engines at once, each evaluating `lanes` points per pass.
+struct CurvePlan {
+  unsigned threads = 1, lanes = 1;
+};
+// Engines: `requested` if > 0, else one per hardware thread. Lanes (Engine::kLanes points per
+// pass, ~2x faster per point) where half the available memory holds every engine's lane state
+// (Engine::lane_bytes() each); otherwise single points, and with `requested` = 0 only as many
+// extra engines as half the memory holds (Engine::twin_bytes() each).
+CurvePlan curve_plan(const Engine& e, unsigned requested);
 
 struct Tolerance {
   double percent = 0;

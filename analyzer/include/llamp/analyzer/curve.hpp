@@ -25,7 +25,10 @@ struct Curve {
 // breakpoint, otherwise recurse on both halves. About 2 evaluations per breakpoint. With
 // threads > 1, that many engines (e and twins of it, Engine::twin) evaluate open intervals at
 // once; the result is the same. e's per-vertex state is left at one of the evaluated points.
-Curve exact_curve(Engine& e, Sweep sweep, double x_min, double x_max, unsigned threads = 1);
+// With lanes > 1 the bisection runs breadth first and each engine evaluates Engine::kLanes points
+// per pass (Engine::evaluate_lanes, lane_bytes() more memory per engine); lanes a round leaves
+// idle evaluate extra points in the widest intervals. Same breakpoints, fewer passes over the graph.
+Curve exact_curve(Engine& e, Sweep sweep, double x_min, double x_max, unsigned threads = 1, unsigned lanes = 1);
 
 // Paper 000's Algorithm 2 counterpart with a resolution: evaluate at x_max, x_max − step, ...,
 // x_min, and refine every interval where the slope changes with exact_curve (so the breakpoints

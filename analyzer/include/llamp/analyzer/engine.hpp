@@ -57,6 +57,19 @@ class Engine {
   Point at_G(double xG) { return evaluate(base_xL(), xG, Sweep::G); }
   uint64_t evaluations() const { return evaluations_; }
 
+  // Points evaluate_lanes() takes at once.
+  static constexpr unsigned kLanes = 4;
+  // T and its slope at 1..kLanes values of the sweep variable (the other at its base value) in
+  // one pass that reads the graph once for all of them (engine_lanes.cpp); each out[k] is what
+  // at_L/at_G(xs[k]) returns. Keeps no per-vertex state for critical_path(); its own state,
+  // lane_bytes(), is allocated on the first call.
+  void evaluate_lanes(std::span<const double> xs, Sweep sweep, std::span<Point> out);
+  uint64_t lane_bytes() const;
+  // A vertex's times and slopes in evaluate_lanes(): one cache line.
+  struct alignas(64) LaneState {
+    double v[kLanes], d[kLanes];
+  };
+
   // The base values of the sweep variables (homogeneous: the model's L and G; heterogeneous: 0).
   double base_xL() const { return base_xL_; }
   double base_xG() const { return base_xG_; }
@@ -84,8 +97,9 @@ class Engine {
   uint32_t route_of_send(graph::VertexId send) const;
   uint32_t rank_of(graph::VertexId v) const { return rank_->empty() ? g_.rank_of(v) : (*rank_)[v]; }
 
-  // Working memory of the engine in bytes (order + followed bits + per-vertex state), and what a
-  // twin() adds.
+  // Working memory of the engine in bytes (order + followed bits + the per-vertex state of
+  // evaluate() and of evaluate_lanes(), as far as allocated), and what a twin() evaluating single
+  // points adds (one evaluating lanes adds lane_bytes()).
   uint64_t memory_bytes() const;
   uint64_t twin_bytes() const;
 
@@ -94,21 +108,24 @@ class Engine {
   friend struct detail::Terms;
   template <bool Uniform, bool Noisy>
   Point run(double xL, double xG, Sweep sweep, const NoiseShift* noise);
+  template <bool Uniform>
+  void run_lanes(const double* xL, const double* xG, Sweep sweep, Point* out);
 
   const graph::Graph& g_;
   NetworkModel model_;
   Engine(const graph::Graph& g, NetworkModel model, std::shared_ptr<const std::vector<graph::VertexId>> order,
          std::shared_ptr<const std::vector<uint32_t>> rank, std::shared_ptr<const std::vector<uint64_t>> followed);
   std::shared_ptr<const std::vector<graph::VertexId>> order_;
+  std::shared_ptr<const std::vector<uint32_t>> rank_;  // only for heterogeneous models (else empty)
   // Bit v set: some vertex Requires v, so it ends no earlier than v (with a slope no smaller on a
   // tie) and v's end cannot raise T. The pass skips those ends instead of computing them twice.
   std::shared_ptr<const std::vector<uint64_t>> followed_;
-  std::shared_ptr<const std::vector<uint32_t>> rank_;  // only for heterogeneous models (else empty)
   // Start time and slope of each vertex, side by side: the pass reads both for every predecessor.
   struct State {
     double t, d;
   };
   std::vector<State> state_;
+  std::vector<LaneState> lane_state_;
   graph::VertexId last_ = graph::kNoVertex;
   double xL_ = 0, xG_ = 0, base_xL_ = 0, base_xG_ = 0;
   uint64_t evaluations_ = 0;
