@@ -204,8 +204,9 @@ Curve exact_curve_lanes(Engine& e, Sweep sweep, double x_min, double x_max, unsi
   const uint64_t before = e.evaluations();
   std::vector<Engine> twins;
   std::vector<Engine*> engines{&e};
-  const std::vector<double> ends{x_min, x_max};
-  const std::vector<Point> ab = evaluate_all(engines, sweep, ends);
+  // The ends one at a time: a linear curve (no breakpoint) then costs what it did without lanes
+  // and allocates no lane state.
+  const Point ab[2] = {eval(e, sweep, x_min), eval(e, sweep, x_max)};
   std::vector<Open> open{Open{ab[0], ab[1]}};
   std::vector<Knot> knots;
   while (!open.empty()) {
