@@ -168,6 +168,7 @@ void run_analyze(const AnalyzeArgs& a) {
   note_parameters_outside_the_path_model(p);
 
   graph::Graph g = graph::load_graph(a.graph);
+  graph::release_tags(g);  // paired at load; the analysis reads no tags (4 bytes per vertex)
   NodeMap nodes;
   NetworkModel model = build_model(a, p, g, &nodes);
   Engine engine(g, std::move(model));

@@ -12,10 +12,10 @@ using graph::VertexKind;
 
 namespace {
 
-template <bool Uniform>
+template <bool Uniform, class St>
 CriticalPath walk(const Engine& e, size_t top) {
   const Graph& g = e.graph();
-  detail::Terms<Uniform> terms(e, e.last_xL(), e.last_xG(), Sweep::L);
+  detail::Terms<Uniform, false, St> terms(e, e.last_xL(), e.last_xG(), Sweep::L);
   CriticalPath cp;
   cp.rank_ns.assign(g.num_ranks, 0.0);
   std::vector<std::pair<VertexId, double>> costs;  // vertex → time it adds to the path
@@ -113,7 +113,9 @@ CriticalPath walk(const Engine& e, size_t top) {
 }  // namespace
 
 CriticalPath critical_path(const Engine& e, size_t top) {
-  return e.model().homogeneous() ? walk<true>(e, top) : walk<false>(e, top);
+  if (e.narrow_slopes())
+    return e.model().homogeneous() ? walk<true, Engine::State32>(e, top) : walk<false, Engine::State32>(e, top);
+  return e.model().homogeneous() ? walk<true, Engine::State64>(e, top) : walk<false, Engine::State64>(e, top);
 }
 
 }  // namespace llamp::analyzer

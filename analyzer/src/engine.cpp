@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "llamp/analyzer/noise.hpp"
 #include "model_terms.hpp"
 
@@ -50,6 +53,11 @@ Engine::Engine(const Graph& g, NetworkModel model, std::shared_ptr<const std::ve
       order_(std::move(order)),
       rank_(std::move(rank)),
       followed_(std::move(followed)) {
+  for (uint64_t v = 0; v < g_.num_vertices(); ++v)
+    if (g_.kind[v] == VertexKind::Send) {
+      ++num_messages_;
+      sum_sb_ += g_.value[v] ? g_.value[v] - 1 : 0;
+    }
   base_xL_ = model_.homogeneous() ? model_.loggp.L_ns : 0.0;
   base_xG_ = model_.homogeneous() ? model_.loggp.G_ns_per_byte : 0.0;
   // The per-vertex state is allocated by the first evaluate(): twins that only evaluate lanes
@@ -64,11 +72,22 @@ Engine Engine::twin() const {
 
 uint64_t Engine::memory_bytes() const {
   return order_->capacity() * sizeof(VertexId) + rank_->capacity() * sizeof(uint32_t) +
-         followed_->capacity() * sizeof(uint64_t) + state_.capacity() * sizeof(State) +
-         lane_state_.capacity() * sizeof(LaneState);
+         followed_->capacity() * sizeof(uint64_t) + state32_.capacity() * sizeof(State32) +
+         state64_.capacity() * sizeof(State64) + lane_state_.capacity() * sizeof(LaneState);
 }
 
-uint64_t Engine::twin_bytes() const { return g_.num_vertices() * sizeof(State); }
+uint64_t Engine::twin_bytes() const { return g_.num_vertices() * sizeof(State32); }
+
+bool Engine::slopes_fit_32(Sweep sweep) const {
+  const std::vector<double>& coef = sweep == Sweep::L ? model_.L_coef : model_.G_coef;
+  double largest = 0;
+  for (double c : coef) {
+    if (!(c >= 0) || c != std::floor(c) || c > 1e9) return false;
+    largest = std::max(largest, c);
+  }
+  const double terms = sweep == Sweep::L ? 4.0 * static_cast<double>(num_messages_) : static_cast<double>(sum_sb_);
+  return terms * largest < 4294967295.0;
+}
 
 uint32_t Engine::route_of_send(VertexId send) const { return model_.route_of(rank_of(send), rank_of(g_.peer[send])); }
 
@@ -86,18 +105,35 @@ Point Engine::evaluate(double xL, double xG, Sweep sweep) {
   ++evaluations_;
   xL_ = xL;
   xG_ = xG;
-  return model_.homogeneous() ? run<true, false>(xL, xG, sweep, nullptr) : run<false, false>(xL, xG, sweep, nullptr);
+  return model_.homogeneous() ? run_any<true, false>(xL, xG, sweep, nullptr)
+                              : run_any<false, false>(xL, xG, sweep, nullptr);
 }
 
 double Engine::evaluate_noisy(double xL, double xG, const NoiseShift& noise) {
   ++evaluations_;
   xL_ = xL;
   xG_ = xG;
-  return (model_.homogeneous() ? run<true, true>(xL, xG, Sweep::L, &noise) : run<false, true>(xL, xG, Sweep::L, &noise))
+  return (model_.homogeneous() ? run_any<true, true>(xL, xG, Sweep::L, &noise)
+                               : run_any<false, true>(xL, xG, Sweep::L, &noise))
       .T;
 }
 
+// One state array at a time: switching frees the other, so memory holds 12 or 16 bytes per
+// vertex, never both.
 template <bool Uniform, bool Noisy>
+Point Engine::run_any(double xL, double xG, Sweep sweep, const NoiseShift* noise) {
+  narrow_ = slopes_fit_32(sweep);
+  if (narrow_) {
+    std::vector<State64>().swap(state64_);
+    if (state32_.size() != g_.num_vertices()) state32_.resize(g_.num_vertices());
+    return run<Uniform, Noisy, State32>(xL, xG, sweep, noise);
+  }
+  std::vector<State32>().swap(state32_);
+  if (state64_.size() != g_.num_vertices()) state64_.resize(g_.num_vertices());
+  return run<Uniform, Noisy, State64>(xL, xG, sweep, noise);
+}
+
+template <bool Uniform, bool Noisy, class St>
 Point Engine::run(double xL, double xG, Sweep sweep, const NoiseShift* noise) {
   const Graph& g = g_;
   const auto* pred_begin = g.pred_begin.data();
@@ -105,9 +141,8 @@ Point Engine::run(double xL, double xG, Sweep sweep, const NoiseShift* noise) {
   const auto* kind = g.kind.data();
   const auto* value = g.value.data();
   const uint64_t S = model_.loggp.S_bytes;
-  if (state_.size() != g.num_vertices()) state_.resize(g.num_vertices());
-  detail::Terms<Uniform, Noisy> terms(*this, xL, xG, sweep, noise);
-  State* st_ = state_.data();
+  detail::Terms<Uniform, Noisy, St> terms(*this, xL, xG, sweep, noise);
+  St* st_ = terms.mutable_state();
   const uint64_t* followed = followed_->data();
 
   Lin T{0, 0};
@@ -117,9 +152,10 @@ Point Engine::run(double xL, double xG, Sweep sweep, const NoiseShift* noise) {
     for (uint64_t i = pred_begin[v], e = pred_begin[v + 1]; i < e; ++i) {
       const uint32_t entry = pred[i];
       const VertexId u = Graph::pred_vertex(entry);
-      take(st, Graph::pred_is_irequires(entry) ? Lin{st_[u].t, st_[u].d} : terms.end_of(u));
+      take(st, Graph::pred_is_irequires(entry) ? terms.start(u) : terms.end_of(u));
     }
-    st_[v] = State{st.v, st.d};
+    st_[v].t = st.v;
+    st_[v].d = static_cast<decltype(St::d)>(st.d);
     // A rendezvous send's end is known only once its receive has started: count it there.
     VertexId ended = v;
     if (kind[v] == VertexKind::Send && value[v] > S) continue;
@@ -144,9 +180,9 @@ Point Engine::run(double xL, double xG, Sweep sweep, const NoiseShift* noise) {
   return Point{sweep == Sweep::L ? xL : xG, T.v, T.d};
 }
 
-template Point Engine::run<true, false>(double, double, Sweep, const NoiseShift*);
-template Point Engine::run<false, false>(double, double, Sweep, const NoiseShift*);
-template Point Engine::run<true, true>(double, double, Sweep, const NoiseShift*);
-template Point Engine::run<false, true>(double, double, Sweep, const NoiseShift*);
+template Point Engine::run_any<true, false>(double, double, Sweep, const NoiseShift*);
+template Point Engine::run_any<false, false>(double, double, Sweep, const NoiseShift*);
+template Point Engine::run_any<true, true>(double, double, Sweep, const NoiseShift*);
+template Point Engine::run_any<false, true>(double, double, Sweep, const NoiseShift*);
 
 }  // namespace llamp::analyzer

@@ -1,6 +1,7 @@
 #pragma once
 // The LogGPS cost terms of docs/analyzer.md, shared by the evaluation pass (engine.cpp) and the
 // critical-path walk (critical_path.cpp) so both read the model from one place.
+#include <type_traits>
 #include <vector>
 
 #include "llamp/analyzer/engine.hpp"
@@ -34,10 +35,12 @@ struct MessageCost {
 
 // Noisy: a rank notices what it waited for from another rank only after the detour covering that
 // moment (noise.hpp); computation is not stretched.
-template <bool Uniform, bool Noisy>
+// St: the engine's per-vertex state (Engine::State32 or State64, the one its last evaluate()
+// filled: Engine::narrow_slopes()).
+template <bool Uniform, bool Noisy, class St>
 struct Terms {
   Terms(const Engine& e, double xL, double xG, Sweep sweep, const NoiseShift* noise_shift = nullptr)
-      : g(e.g_), state(e.state_.data()), rank(e.rank_->data()), model(e.model_), noise(noise_shift) {
+      : g(e.g_), state(state_of(e)), rank(e.rank_->data()), model(e.model_), noise(noise_shift) {
     routes.resize(model.L_const.size());
     for (size_t r = 0; r < routes.size(); ++r) {
       routes[r].lat = model.L_const[r] + model.L_coef[r] * xL;
@@ -118,10 +121,10 @@ struct Terms {
   Lin end_of(graph::VertexId u) const {
     switch (g.kind[u]) {
       case graph::VertexKind::Calc:
-        return Lin{state[u].t + static_cast<double>(g.value[u]), state[u].d};
+        return Lin{state[u].t + static_cast<double>(g.value[u]), static_cast<double>(state[u].d)};
       case graph::VertexKind::Send: {
         const MessageCost m = message(u);
-        if (!m.rendezvous) return Lin{state[u].t + m.o_send, state[u].d};
+        if (!m.rendezvous) return Lin{state[u].t + m.o_send, static_cast<double>(state[u].d)};
         const Lin e = recv_end(g.peer[u]);
         return Lin{notice(u, e.v + m.route->lat) + m.o_send, e.d + m.route->lat_d};
       }
@@ -131,9 +134,18 @@ struct Terms {
     return Lin{0, 0};
   }
 
+  static const St* state_of(const Engine& e) {
+    if constexpr (std::is_same_v<St, Engine::State32>)
+      return e.state32_.data();
+    else
+      return e.state64_.data();
+  }
+  // The pass writes the state it reads through.
+  St* mutable_state() const { return const_cast<St*>(state); }
+
   const graph::Graph& g;
-  const Engine::State* state;
-  Lin start(graph::VertexId v) const { return Lin{state[v].t, state[v].d}; }
+  const St* state;
+  Lin start(graph::VertexId v) const { return Lin{state[v].t, static_cast<double>(state[v].d)}; }
   const uint32_t* rank;
   const NetworkModel& model;
   const NoiseShift* noise;

@@ -29,6 +29,8 @@ uint32_t Graph::rank_of(VertexId v) const {
   return static_cast<uint32_t>((it - rank_begin.begin()) - 1);
 }
 
+void release_tags(Graph& g) { std::vector<int32_t>().swap(g.tag); }
+
 uint64_t Graph::memory_bytes() const {
   return rank_begin.capacity() * sizeof(uint64_t) + kind.capacity() * sizeof(VertexKind) +
          value.capacity() * sizeof(uint64_t) + tag.capacity() * sizeof(int32_t) + peer.capacity() * sizeof(VertexId) +
@@ -58,8 +60,8 @@ void validate(const Graph& g) {
     fail("rank table does not cover the vertices");
   for (uint32_t r = 0; r < g.num_ranks; ++r)
     if (g.rank_begin[r] > g.rank_begin[r + 1]) fail(fmt::format("rank table decreases at rank {}", r));
-  if (g.value.size() != n || g.tag.size() != n || g.peer.size() != n || g.pred_begin.size() != n + 1 ||
-      (!g.source_line.empty() && g.source_line.size() != n))
+  if (g.value.size() != n || (g.tag.size() != n && !g.tag.empty()) || g.peer.size() != n ||
+      g.pred_begin.size() != n + 1 || (!g.source_line.empty() && g.source_line.size() != n))
     fail("per-vertex arrays differ in length");
   if (g.pred_begin.front() != 0 || g.pred_begin.back() != g.pred.size())
     fail("predecessor table does not cover the edges");
@@ -78,7 +80,8 @@ void validate(const Graph& g) {
           if (p == kNoVertex) fail(describe_vertex(g, id) + " has no matching " + kind_name(want));
           if (p >= n || g.kind[p] != want || g.peer[p] != id)
             fail(describe_vertex(g, id) + " has an inconsistent message peer");
-          if (g.tag[v] < 0) fail(describe_vertex(g, id) + fmt::format(" has negative tag {}", g.tag[v]));
+          if (!g.tag.empty() && g.tag[v] < 0)
+            fail(describe_vertex(g, id) + fmt::format(" has negative tag {}", g.tag[v]));
           break;
         }
         default:

@@ -19,6 +19,9 @@ Graph load_graph(const std::string& path) {
 }
 
 void write_graph(const Graph& g, GraphSink& sink) {
+  if (g.tag.empty() && g.num_vertices() > 0)
+    throw Error(
+        fmt::format("{}: cannot write a graph whose tags were released", g.source.empty() ? "graph" : g.source));
   sink.begin(g.num_ranks);
   for (uint32_t r = 0; r < g.num_ranks; ++r) {
     const uint64_t base = g.rank_begin[r];

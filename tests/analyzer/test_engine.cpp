@@ -405,3 +405,33 @@ TEST(PollLag, PhaseKeepsTheTraceAtL0AndReachesTheCapOneSlackLater) {
   EXPECT_NEAR(*a.tolerance[0].max_L, 75.75, 0.3);  // T = 2x − 25 on the ramp reaches 126.5
   EXPECT_EQ(g.value[g.poll_lags[0]], 20u);         // left at the caps
 }
+
+// Slopes are kept in 32 bits when they are integer counts that fit (L sweeps, small G sweeps) and
+// in 64 bits otherwise; both give the same T and exact slopes, and switching back and forth keeps
+// one state array only.
+TEST(Engine, SlopesBeyond32BitsAreKeptWide) {
+  const uint64_t big = uint64_t{6} << 30;  // 6 GiB: λ_G = 6 GiB − 1 bytes does not fit 32 bits
+  const graph::Graph g = example_with(5000, big);
+  Engine e(g, homogeneous_model(params(1000, 100, 0.001)));
+  const Point l1 = e.at_L(1000);
+  EXPECT_TRUE(e.narrow_slopes());
+  EXPECT_EQ(l1.slope, 1.0);
+  const uint64_t narrow_bytes = e.memory_bytes();
+  const Point gp = e.at_G(0.001);
+  EXPECT_FALSE(e.narrow_slopes());
+  EXPECT_EQ(gp.slope, static_cast<double>(big - 1));
+  EXPECT_EQ(e.start_slope(g.rank_begin[1] + 2), static_cast<double>(big - 1));  // c3 after the receive
+  EXPECT_EQ(e.memory_bytes(), narrow_bytes + 4 * g.num_vertices());             // 16 instead of 12 bytes per vertex
+  const Point l2 = e.at_L(1000);
+  EXPECT_TRUE(e.narrow_slopes());
+  EXPECT_EQ(l2.T, l1.T);
+  EXPECT_EQ(l2.slope, l1.slope);
+  EXPECT_EQ(e.memory_bytes(), narrow_bytes);
+  // A fractional coefficient of the sweep variable makes slopes fractional: wide.
+  NetworkModel half = homogeneous_model(params(1000, 100, 0.001));
+  half.L_coef[0] = 0.5;
+  Engine h(g, half);
+  const Point hp = h.at_L(1000);
+  EXPECT_FALSE(h.narrow_slopes());
+  EXPECT_EQ(hp.slope, 0.5);
+}

@@ -261,6 +261,25 @@ TEST(GraphIo, BinaryLoaderRejectsCorruption) {
   EXPECT_GT(rejected, 1000);
 }
 
+// llamp analyze drops the tags after loading (4 bytes per vertex): the graph stays valid for
+// analysis, and writing it is refused by name instead of writing wrong tags.
+TEST(GraphIo, ReleasedTagsKeepTheGraphValidAndCannotBeWritten) {
+  Graph g = read_goal(LLAMP_TEST_DATA "/running_example.goal");
+  const uint64_t before = g.memory_bytes();
+  release_tags(g);
+  EXPECT_TRUE(g.tag.empty());
+  EXPECT_EQ(g.memory_bytes(), before - 4 * g.num_vertices());
+  EXPECT_NO_THROW(validate(g));
+  auto out = temp_path("released.goal");
+  try {
+    GoalTextWriter w(out.string());
+    write_graph(g, w);
+    FAIL() << "a graph without tags was written";
+  } catch (const llamp::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tags were released"), std::string::npos) << e.what();
+  }
+}
+
 // Edge offsets are 32-bit in memory: a graph with more edges is refused by name, not truncated.
 TEST(GraphIo, BinaryLoaderNamesAnEdgeCountAbove32Bits) {
   Graph g = read_goal(LLAMP_TEST_DATA "/running_example.goal");

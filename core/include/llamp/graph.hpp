@@ -63,7 +63,8 @@ struct Graph {
   // Per vertex, indexed by global id.
   std::vector<VertexKind> kind;
   std::vector<uint64_t> value;  // Calc: cost in ns; Send/Recv: bytes
-  std::vector<int32_t> tag;     // Send/Recv: MPI tag (resolved, never a wildcard); Calc: 0
+  std::vector<int32_t> tag;     // Send/Recv: MPI tag (resolved, never a wildcard); Calc: 0. Empty
+                                // after release_tags(): messages are paired, analyses need no tags
   std::vector<VertexId> peer;   // Send: its Recv; Recv: its Send; Calc: kNoVertex
 
   // Predecessors of vertex v: pred[pred_begin[v] .. pred_begin[v+1]), each a global id with
@@ -102,6 +103,10 @@ struct Graph {
 
 // "rank 1 vertex 5 (recv, app.goal:12)": how errors and reports name a vertex.
 std::string describe_vertex(const Graph& g, VertexId v);
+
+// Frees the tags of a loaded graph (4 bytes per vertex) for analyses, which read only the
+// pairing; writing the graph (write_graph) needs them and refuses a graph without.
+void release_tags(Graph& g);
 
 // Checks the invariants listed above (sizes, ranges, same-rank edges, no self-edges, message
 // pairing symmetric and kind-correct). Throws llamp::Error naming the first offending vertex.
