@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "llamp/analyzer/engine.hpp"
+#include "model_terms.hpp"
 
 namespace llamp::analyzer {
 
@@ -44,10 +45,10 @@ struct LaneMessage {
 };
 
 template <bool Uniform>
-struct LaneTerms {
+struct LaneTerms : detail::Overheads {
   LaneTerms(const Graph& g, const NetworkModel& model, const uint32_t* rank, const Lanes* state, const double* xL,
             const double* xG, Sweep sweep)
-      : g(g), model(model), rank(rank), state(state) {
+      : Overheads(model.loggp), g(g), model(model), rank(rank), state(state) {
     routes.resize(model.L_const.size());
     for (size_t r = 0; r < routes.size(); ++r) {
       for (unsigned k = 0; k < K; ++k) {
@@ -57,11 +58,6 @@ struct LaneTerms {
       routes[r].lat_d = sweep == Sweep::L ? model.L_coef[r] : 0.0;
       routes[r].gap_d = sweep == Sweep::G ? model.G_coef[r] : 0.0;
     }
-    o_send = model.loggp.o_send_ns;
-    o_recv = model.loggp.o_recv_ns;
-    O = model.loggp.O_ns_per_byte;
-    S = model.loggp.S_bytes;
-    o_rndv = model.loggp.o_rndv_ns;
   }
 
   const LaneRoute& route(VertexId send, VertexId recv) const {
@@ -151,8 +147,6 @@ struct LaneTerms {
   const uint32_t* rank;
   const Lanes* state;
   std::vector<LaneRoute> routes;
-  double o_send, o_recv, O, o_rndv;
-  uint64_t S;
 };
 
 bool is_followed(const uint64_t* bits, VertexId v) { return (bits[v / 64] >> (v % 64)) & 1u; }

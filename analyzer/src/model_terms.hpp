@@ -20,6 +20,14 @@ inline void take(Lin& a, Lin b) {
   if (beats(b, a)) a = b;
 }
 
+// The LogGPS constants every message's cost reads (the route's L and G come separately).
+struct Overheads {
+  explicit Overheads(const LogGP& p)
+      : o_send(p.o_send_ns), o_recv(p.o_recv_ns), O(p.O_ns_per_byte), o_rndv(p.o_rndv_ns), S(p.S_bytes) {}
+  double o_send, o_recv, O, o_rndv;
+  uint64_t S;
+};
+
 // Per-route message costs at one evaluation point.
 struct RouteCost {
   double lat, lat_d, gap, gap_d;
@@ -38,9 +46,14 @@ struct MessageCost {
 // St: the engine's per-vertex state (Engine::State32 or State64, the one its last evaluate()
 // filled: Engine::narrow_slopes()).
 template <bool Uniform, bool Noisy, class St>
-struct Terms {
+struct Terms : Overheads {
   Terms(const Engine& e, double xL, double xG, Sweep sweep, const NoiseShift* noise_shift = nullptr)
-      : g(e.g_), state(state_of(e)), rank(e.rank_->data()), model(e.model_), noise(noise_shift) {
+      : Overheads(e.model_.loggp),
+        g(e.g_),
+        state(state_of(e)),
+        rank(e.rank_->data()),
+        model(e.model_),
+        noise(noise_shift) {
     routes.resize(model.L_const.size());
     for (size_t r = 0; r < routes.size(); ++r) {
       routes[r].lat = model.L_const[r] + model.L_coef[r] * xL;
@@ -48,11 +61,6 @@ struct Terms {
       routes[r].lat_d = sweep == Sweep::L ? model.L_coef[r] : 0.0;
       routes[r].gap_d = sweep == Sweep::G ? model.G_coef[r] : 0.0;
     }
-    o_send = model.loggp.o_send_ns;
-    o_recv = model.loggp.o_recv_ns;
-    O = model.loggp.O_ns_per_byte;
-    S = model.loggp.S_bytes;
-    o_rndv = model.loggp.o_rndv_ns;
   }
 
   const RouteCost& route(graph::VertexId send, graph::VertexId recv) const {
@@ -150,8 +158,6 @@ struct Terms {
   const NetworkModel& model;
   const NoiseShift* noise;
   std::vector<RouteCost> routes;
-  double o_send, o_recv, O, o_rndv;
-  uint64_t S;
 };
 
 }  // namespace llamp::analyzer::detail

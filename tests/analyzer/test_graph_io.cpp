@@ -222,18 +222,21 @@ TEST(GraphIo, GoalWriterRejectsPairingGoalCannotExpress) {
   EXPECT_THROW(w.message(0, s0, 1, r1), llamp::Error);  // first send with second recv
 }
 
-TEST(GraphIo, BinaryLoaderRejectsCorruption) {
+namespace {
+// The running example written as a binary graph at `path`, and the file's bytes.
+std::string running_example_binary(const fs::path& path) {
   Graph g = read_goal(LLAMP_TEST_DATA "/running_example.goal");
-  auto bin = temp_path("c.lgr");
   {
-    BinaryGraphWriter w(bin.string());
+    BinaryGraphWriter w(path.string());
     write_graph(g, w);
   }
-  std::string bytes;
-  {
-    std::ifstream in(bin, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+}  // namespace
+
+TEST(GraphIo, BinaryLoaderRejectsCorruption) {
+  const std::string bytes = running_example_binary(temp_path("c.lgr"));
   std::mt19937 rng(7);
   int rejected = 0;
   for (int i = 0; i < 2000; ++i) {
@@ -282,17 +285,8 @@ TEST(GraphIo, ReleasedTagsKeepTheGraphValidAndCannotBeWritten) {
 
 // Edge offsets are 32-bit in memory: a graph with more edges is refused by name, not truncated.
 TEST(GraphIo, BinaryLoaderNamesAnEdgeCountAbove32Bits) {
-  Graph g = read_goal(LLAMP_TEST_DATA "/running_example.goal");
-  auto bin = temp_path("edges.lgr");
-  {
-    BinaryGraphWriter w(bin.string());
-    write_graph(g, w);
-  }
-  std::string bytes;
-  {
-    std::ifstream in(bin, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
+  const auto bin = temp_path("edges.lgr");
+  std::string bytes = running_example_binary(bin);
   const uint64_t edges = uint64_t{1} << 32;  // the header's edge count, at byte 24
   std::memcpy(bytes.data() + 24, &edges, sizeof edges);
   {
