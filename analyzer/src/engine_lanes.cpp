@@ -61,13 +61,7 @@ struct LaneTerms : detail::Overheads {
   }
 
   const LaneRoute& route(VertexId send, VertexId recv) const {
-    if constexpr (Uniform) {
-      (void)send;
-      (void)recv;
-      return routes[0];
-    } else {
-      return routes[model.route_of(rank[send], rank[recv])];
-    }
+    return routes[detail::route_index<Uniform>(model, rank, send, recv)];
   }
 
   LaneMessage message(VertexId send) const {

@@ -28,6 +28,18 @@ struct Overheads {
   uint64_t S;
 };
 
+// Index of the route a message takes (homogeneous models have one).
+template <bool Uniform>
+inline uint32_t route_index(const NetworkModel& model, const uint32_t* rank, graph::VertexId send,
+                            graph::VertexId recv) {
+  if constexpr (Uniform) {
+    (void)model, (void)rank, (void)send, (void)recv;
+    return 0;
+  } else {
+    return model.route_of(rank[send], rank[recv]);
+  }
+}
+
 // Per-route message costs at one evaluation point.
 struct RouteCost {
   double lat, lat_d, gap, gap_d;
@@ -64,13 +76,7 @@ struct Terms : Overheads {
   }
 
   const RouteCost& route(graph::VertexId send, graph::VertexId recv) const {
-    if constexpr (Uniform) {
-      (void)send;
-      (void)recv;
-      return routes[0];
-    } else {
-      return routes[model.route_of(rank[send], rank[recv])];
-    }
+    return routes[route_index<Uniform>(model, rank, send, recv)];
   }
 
   MessageCost message(graph::VertexId send) const {

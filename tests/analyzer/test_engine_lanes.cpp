@@ -44,14 +44,19 @@ void expect_lanes_equal_points(Engine& e, Sweep sweep, const std::vector<double>
   }
 }
 
+// A random graph of 2 to 6 ranks, different for every seed.
+llamp::graph::Graph random_case(uint64_t seed) {
+  llamp::lp_test::RandomGraphSpec spec;
+  spec.ranks = 2 + static_cast<uint32_t>(seed % 5);
+  spec.steps = 80 + static_cast<uint32_t>(seed * 37 % 300);
+  return llamp::lp_test::random_graph(spec, seed);
+}
+
 class EngineLanes : public ::testing::TestWithParam<uint64_t> {};
 
 TEST_P(EngineLanes, EveryLaneEqualsTheSinglePointEvaluation) {
   const uint64_t seed = GetParam();
-  llamp::lp_test::RandomGraphSpec spec;
-  spec.ranks = 2 + static_cast<uint32_t>(seed % 5);
-  spec.steps = 80 + static_cast<uint32_t>(seed * 37 % 300);
-  const auto g = llamp::lp_test::random_graph(spec, seed);
+  const auto g = random_case(seed);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> L(0, 20000), G(0, 3);
   const std::vector<double> Ls{L(rng), 0, L(rng), 1500, L(rng)};
@@ -61,8 +66,8 @@ TEST_P(EngineLanes, EveryLaneEqualsTheSinglePointEvaluation) {
     Engine e(g, llamp::analyzer::homogeneous_model(params(S)));
     expect_lanes_equal_points(e, Sweep::L, Ls, name + ", L");
     expect_lanes_equal_points(e, Sweep::G, Gs, name + ", G");
-    std::vector<uint32_t> node(spec.ranks);
-    for (uint32_t r = 0; r < spec.ranks; ++r) node[r] = r / 2;
+    std::vector<uint32_t> node(g.num_ranks);
+    for (uint32_t r = 0; r < g.num_ranks; ++r) node[r] = r / 2;
     const llamp::LogGP p = params(S);
     Engine two(g, llamp::analyzer::two_level_model(p, node, 400.5, 0.05, p.L_ns, p.G_ns_per_byte));
     expect_lanes_equal_points(two, Sweep::L, Ls, name + ", two-level L");
@@ -71,10 +76,7 @@ TEST_P(EngineLanes, EveryLaneEqualsTheSinglePointEvaluation) {
 
 TEST_P(EngineLanes, CurveFromLanesEqualsCurveFromPoints) {
   const uint64_t seed = GetParam();
-  llamp::lp_test::RandomGraphSpec spec;
-  spec.ranks = 2 + static_cast<uint32_t>(seed % 5);
-  spec.steps = 80 + static_cast<uint32_t>(seed * 37 % 300);
-  const auto g = llamp::lp_test::random_graph(spec, seed);
+  const auto g = random_case(seed);
   for (uint64_t S : {std::numeric_limits<uint64_t>::max(), uint64_t{4096}}) {
     Engine e(g, llamp::analyzer::homogeneous_model(params(S)));
     const auto points = llamp::analyzer::exact_curve(e, Sweep::L, 0.5, 20000.5, 1, 1);
