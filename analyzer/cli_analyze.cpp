@@ -308,7 +308,7 @@ void register_cli(CLI::App& app) {
   sub->add_option("--threads", args->threads,
                   "engines evaluating the exact curve at once (default: one per hardware thread); each evaluates 4 "
                   "points per pass where half the available memory holds 64 bytes per vertex per engine, else single "
-                  "points (16 bytes per vertex per extra engine)");
+                  "points (12 bytes per vertex per extra engine)");
   sub->add_option("--node-map", args->node_map, "rank → node map (one node name per line, or 'rank node')");
   sub->add_option("--ranks-per-node", args->ranks_per_node, "block placement with N ranks per node");
   sub->add_option("--L-intra", args->L_intra, "latency between ranks of one node (default: --L)");

@@ -37,14 +37,18 @@ std::vector<uint64_t> followed_bits(const Graph& g) {
     }
   return bits;
 }
-
-bool is_followed(const uint64_t* bits, VertexId v) { return (bits[v / 64] >> (v % 64)) & 1u; }
 }  // namespace
 
 Engine::Engine(const Graph& g, NetworkModel model)
     : Engine(g, model, std::make_shared<const std::vector<VertexId>>(graph::topological_order(g, model.loggp.S_bytes)),
              std::make_shared<const std::vector<uint32_t>>(rank_table(g, model)),
-             std::make_shared<const std::vector<uint64_t>>(followed_bits(g))) {}
+             std::make_shared<const std::vector<uint64_t>>(followed_bits(g))) {
+  for (uint64_t v = 0; v < g_.num_vertices(); ++v)
+    if (g_.kind[v] == VertexKind::Send) {
+      ++num_messages_;
+      sum_sb_ += g_.value[v] ? g_.value[v] - 1 : 0;
+    }
+}
 
 Engine::Engine(const Graph& g, NetworkModel model, std::shared_ptr<const std::vector<VertexId>> order,
                std::shared_ptr<const std::vector<uint32_t>> rank, std::shared_ptr<const std::vector<uint64_t>> followed)
@@ -53,11 +57,6 @@ Engine::Engine(const Graph& g, NetworkModel model, std::shared_ptr<const std::ve
       order_(std::move(order)),
       rank_(std::move(rank)),
       followed_(std::move(followed)) {
-  for (uint64_t v = 0; v < g_.num_vertices(); ++v)
-    if (g_.kind[v] == VertexKind::Send) {
-      ++num_messages_;
-      sum_sb_ += g_.value[v] ? g_.value[v] - 1 : 0;
-    }
   base_xL_ = model_.homogeneous() ? model_.loggp.L_ns : 0.0;
   base_xG_ = model_.homogeneous() ? model_.loggp.G_ns_per_byte : 0.0;
   // The per-vertex state is allocated by the first evaluate(): twins that only evaluate lanes
@@ -67,6 +66,8 @@ Engine::Engine(const Graph& g, NetworkModel model, std::shared_ptr<const std::ve
 Engine Engine::twin() const {
   Engine t(g_, model_, order_, rank_, followed_);
   t.set_base(base_xL_, base_xG_);
+  t.num_messages_ = num_messages_;
+  t.sum_sb_ = sum_sb_;
   return t;
 }
 
@@ -160,7 +161,7 @@ Point Engine::run(double xL, double xG, Sweep sweep, const NoiseShift* noise) {
     VertexId ended = v;
     if (kind[v] == VertexKind::Send && value[v] > S) continue;
     if (kind[v] == VertexKind::Recv && value[g.peer[v]] > S) {
-      if (!is_followed(followed, v) || last == graph::kNoVertex) {
+      if (!detail::is_followed(followed, v) || last == graph::kNoVertex) {
         const Lin r = terms.end_of(v);
         if (r.v > T.v || (r.v == T.v && r.d > T.d) || last == graph::kNoVertex) {
           T = r;
@@ -169,7 +170,7 @@ Point Engine::run(double xL, double xG, Sweep sweep, const NoiseShift* noise) {
       }
       ended = g.peer[v];
     }
-    if (is_followed(followed, ended) && last != graph::kNoVertex) continue;
+    if (detail::is_followed(followed, ended) && last != graph::kNoVertex) continue;
     const Lin en = terms.end_of(ended);
     if (en.v > T.v || (en.v == T.v && en.d > T.d) || last == graph::kNoVertex) {
       T = en;

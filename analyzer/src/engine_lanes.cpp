@@ -143,8 +143,6 @@ struct LaneTerms : detail::Overheads {
   std::vector<LaneRoute> routes;
 };
 
-bool is_followed(const uint64_t* bits, VertexId v) { return (bits[v / 64] >> (v % 64)) & 1u; }
-
 }  // namespace
 
 uint64_t Engine::lane_bytes() const { return g_.num_vertices() * sizeof(LaneState); }
@@ -205,10 +203,10 @@ void Engine::run_lanes(const double* xL, const double* xG, Sweep sweep, Point* o
     VertexId ended = v;
     if (kind[v] == VertexKind::Send && value[v] > S) continue;
     if (kind[v] == VertexKind::Recv && value[g.peer[v]] > S) {
-      if (!is_followed(followed, v) || first) raise_T(terms.end_of(v));
+      if (!detail::is_followed(followed, v) || first) raise_T(terms.end_of(v));
       ended = g.peer[v];
     }
-    if (is_followed(followed, ended) && !first) continue;
+    if (detail::is_followed(followed, ended) && !first) continue;
     raise_T(terms.end_of(ended));
   }
   for (unsigned k = 0; k < K; ++k) out[k] = Point{0, T.v[k], T.d[k]};

@@ -20,6 +20,10 @@ inline void take(Lin& a, Lin b) {
   if (beats(b, a)) a = b;
 }
 
+// Bit v of the engine's followed set (Engine::followed_): something Requires v, so v's end cannot
+// raise T. Shared by the point and the lane pass.
+inline bool is_followed(const uint64_t* bits, graph::VertexId v) { return (bits[v / 64] >> (v % 64)) & 1u; }
+
 // The LogGPS constants every message's cost reads (the route's L and G come separately).
 struct Overheads {
   explicit Overheads(const LogGP& p)
