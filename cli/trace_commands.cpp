@@ -208,6 +208,8 @@ json event_json(uint32_t rank, const Event& e) {
   if (!e.counters.empty()) j["counters"] = e.counters;
   if (e.flags) j["flags"] = e.flags;
   if (e.value) j["value"] = e.value;
+  if (!e.sources.empty()) j["sources"] = e.sources;
+  if (!e.destinations.empty()) j["destinations"] = e.destinations;
   return j;
 }
 
@@ -215,11 +217,12 @@ void print_event(const std::string& format, uint32_t rank, const Event& e) {
   if (format == "json") {
     fmt::print("{}\n", event_json(rank, e).dump());
   } else if (format == "csv") {
-    fmt::print("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", rank,
+    fmt::print("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", rank,
                trace::call_name(e.call), e.t_start_ns, e.t_end_ns, e.thread, e.comm, e.peer, e.tag, e.bytes, e.root,
                e.peer2, e.tag2, e.bytes2, e.request, join_u64(e.requests), completions_text(e), join_u64(e.send_counts),
                join_u64(e.recv_counts), e.new_comm == trace::kCommNull ? std::string() : std::to_string(e.new_comm),
-               join_i32(e.members), join_i32(e.remote_members), join_i64(e.counters), e.flags, e.value);
+               join_i32(e.members), join_i32(e.remote_members), join_i64(e.counters), e.flags, e.value,
+               join_i32(e.sources), join_i32(e.destinations));
   } else {
     std::string line = fmt::format("{:>4} {:>16} {:>8} {:<24}", rank, e.t_start_ns, e.t_end_ns - e.t_start_ns,
                                    trace::call_name(e.call));
@@ -237,7 +240,8 @@ void run_dump(const std::string& dir, std::optional<uint32_t> only_rank, const s
   if (format == "csv")
     fmt::print(
         "rank,call,t_start_ns,t_end_ns,thread,comm,peer,tag,bytes,root,peer2,tag2,bytes2,request,requests,"
-        "completions,send_counts,recv_counts,new_comm,members,remote_members,counters,flags,value\n");
+        "completions,send_counts,recv_counts,new_comm,members,remote_members,counters,flags,value,sources,"
+        "destinations\n");
   else if (format == "text")
     fmt::print("rank     t_start_ns  dur_ns call                     fields\n");
   for (auto& r : t.ranks) {

@@ -28,6 +28,7 @@ uint32_t field_mask(const Event& e) {
   set(!e.counters.empty(), kFieldCounters);
   set(e.flags != 0, kFieldFlags);
   set(e.value != 0, kFieldValue);
+  set(!e.sources.empty() || !e.destinations.empty(), kFieldNeighbors);
   return m;
 }
 
@@ -81,6 +82,7 @@ size_t max_encoded_size(const Event& e) {
   n += 20 + 10 * (e.send_counts.size() + e.recv_counts.size());
   n += 20 + 10 * (e.members.size() + e.remote_members.size());
   n += 10 + 10 * e.counters.size();
+  n += 20 + 10 * (e.sources.size() + e.destinations.size());
   return n;
 }
 
@@ -138,6 +140,12 @@ uint8_t* encode_event(uint8_t* p, const Event& e, BlockState& state) {
   }
   if (has(kFieldFlags)) p = put_varint(p, e.flags);
   if (has(kFieldValue)) p = put_varint(p, zigzag(e.value));
+  if (has(kFieldNeighbors)) {
+    p = put_varint(p, e.sources.size());
+    for (int32_t r : e.sources) p = put_varint(p, zigzag(r));
+    p = put_varint(p, e.destinations.size());
+    for (int32_t r : e.destinations) p = put_varint(p, zigzag(r));
+  }
   if (has(kFieldRequest)) state.last_request = e.request;
   return p;
 }
@@ -214,6 +222,14 @@ void decode_events(std::span<const uint8_t> raw, uint32_t count, uint64_t base_n
     }
     e.flags = has(kFieldFlags) ? static_cast<uint32_t>(in.u()) : 0;
     e.value = has(kFieldValue) ? in.s() : 0;
+    e.sources.clear();
+    e.destinations.clear();
+    if (has(kFieldNeighbors)) {
+      e.sources.resize(in.length());
+      for (auto& r : e.sources) r = in.s32();
+      e.destinations.resize(in.length());
+      for (auto& r : e.destinations) r = in.s32();
+    }
     if (has(kFieldRequest)) last_request = e.request;
   }
   if (!in.done()) in.fail("bytes left over after the block's last event");

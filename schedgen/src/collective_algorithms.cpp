@@ -481,6 +481,16 @@ Frontier scan(Algorithm a, Emit& e, uint32_t me, const CollSpec& s, Frontier f) 
   return f;
 }
 
+// MPIR_Ineighbor_*_allcomm_sched_linear (the blocking calls run the same schedule and wait): a
+// send to every destination and a receive from every source, all at once.
+void neighbor(Emit& e, uint32_t me, const CollSpec& s) {
+  if (s.neighbor_sends.size() != e.p || s.neighbor_recvs.size() != e.p)
+    throw Error(
+        fmt::format("{}: neighbor lists for {} of {} ranks", coll_kind_name(s.kind), s.neighbor_sends.size(), e.p));
+  for (const NeighborOp& op : s.neighbor_sends[me]) e.send(op.peer, op.bytes, {});
+  for (const NeighborOp& op : s.neighbor_recvs[me]) e.recv(op.peer, op.bytes, {});
+}
+
 }  // namespace
 
 void build_schedule(Algorithm algo, const CollSpec& spec, uint32_t me, RankSchedule& out) {
@@ -539,6 +549,13 @@ void build_schedule(Algorithm algo, const CollSpec& spec, uint32_t me, RankSched
     case CollKind::Scan:
     case CollKind::Exscan:
       scan(algo, e, v, spec, {});
+      break;
+    case CollKind::NeighborAllgather:
+    case CollKind::NeighborAllgatherv:
+    case CollKind::NeighborAlltoall:
+    case CollKind::NeighborAlltoallv:
+    case CollKind::NeighborAlltoallw:
+      neighbor(e, me, spec);
       break;
     case CollKind::Count_:
       break;

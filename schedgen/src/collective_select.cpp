@@ -12,11 +12,28 @@ namespace llamp::schedgen {
 
 namespace {
 
-constexpr std::array<std::string_view, kNumCollKinds> kKindNames = {
-    "barrier",  "bcast",     "reduce",    "allreduce",      "gather",
-    "gatherv",  "scatter",   "scatterv",  "allgather",      "allgatherv",
-    "alltoall", "alltoallv", "alltoallw", "reduce_scatter", "reduce_scatter_block",
-    "scan",     "exscan"};
+constexpr std::array<std::string_view, kNumCollKinds> kKindNames = {"barrier",
+                                                                    "bcast",
+                                                                    "reduce",
+                                                                    "allreduce",
+                                                                    "gather",
+                                                                    "gatherv",
+                                                                    "scatter",
+                                                                    "scatterv",
+                                                                    "allgather",
+                                                                    "allgatherv",
+                                                                    "alltoall",
+                                                                    "alltoallv",
+                                                                    "alltoallw",
+                                                                    "reduce_scatter",
+                                                                    "reduce_scatter_block",
+                                                                    "scan",
+                                                                    "exscan",
+                                                                    "neighbor_allgather",
+                                                                    "neighbor_allgatherv",
+                                                                    "neighbor_alltoall",
+                                                                    "neighbor_alltoallv",
+                                                                    "neighbor_alltoallw"};
 
 constexpr std::array<std::string_view, static_cast<size_t>(Algorithm::Count_)> kAlgoNames = {
     "auto",           "dissemination",      "binomial", "scatter_ring_allgather", "scatter_rd_allgather",
@@ -33,6 +50,7 @@ constexpr A kAllgather[] = {A::Ring, A::RecursiveDoubling, A::Bruck};
 constexpr A kAlltoall[] = {A::Pairwise, A::Linear, A::Bruck};
 constexpr A kReduceScatter[] = {A::RecursiveHalving, A::Pairwise};
 constexpr A kScan[] = {A::RecursiveDoubling};
+constexpr A kNeighbor[] = {A::Linear};
 
 // MPICH 4.0.2 defaults of the thresholds its size-based selection uses.
 // MPICH 4.0.2 does not use MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE (2048 B) any more: its built-in
@@ -102,10 +120,21 @@ std::span<const Algorithm> algorithms_for(CollKind k) {
     case CollKind::Scan:
     case CollKind::Exscan:
       return kScan;
+    case CollKind::NeighborAllgather:
+    case CollKind::NeighborAllgatherv:
+    case CollKind::NeighborAlltoall:
+    case CollKind::NeighborAlltoallv:
+    case CollKind::NeighborAlltoallw:
+      return kNeighbor;
     case CollKind::Count_:
       break;
   }
   return {};
+}
+
+bool is_neighbor(CollKind k) {
+  return k == CollKind::NeighborAllgather || k == CollKind::NeighborAllgatherv || k == CollKind::NeighborAlltoall ||
+         k == CollKind::NeighborAlltoallv || k == CollKind::NeighborAlltoallw;
 }
 
 bool is_rooted(CollKind k) {
@@ -160,6 +189,12 @@ Algorithm choose_default(const CollSpec& s) {
     case CollKind::Scan:
     case CollKind::Exscan:
       return A::RecursiveDoubling;
+    case CollKind::NeighborAllgather:
+    case CollKind::NeighborAllgatherv:
+    case CollKind::NeighborAlltoall:
+    case CollKind::NeighborAlltoallv:
+    case CollKind::NeighborAlltoallw:
+      return A::Linear;  // MPICH 4.0.2 has no other (MPIR_Ineighbor_*_allcomm_sched_linear)
     case CollKind::Count_:
       break;
   }

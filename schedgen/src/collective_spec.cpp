@@ -7,6 +7,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
 
 #include "llamp/error.hpp"
 
@@ -67,6 +71,21 @@ CollKind coll_kind_of(Call c) {
     case Call::Exscan:
     case Call::Iexscan:
       return CollKind::Exscan;
+    case Call::Neighbor_allgather:
+    case Call::Ineighbor_allgather:
+      return CollKind::NeighborAllgather;
+    case Call::Neighbor_allgatherv:
+    case Call::Ineighbor_allgatherv:
+      return CollKind::NeighborAllgatherv;
+    case Call::Neighbor_alltoall:
+    case Call::Ineighbor_alltoall:
+      return CollKind::NeighborAlltoall;
+    case Call::Neighbor_alltoallv:
+    case Call::Ineighbor_alltoallv:
+      return CollKind::NeighborAlltoallv;
+    case Call::Neighbor_alltoallw:
+    case Call::Ineighbor_alltoallw:
+      return CollKind::NeighborAlltoallw;
     default:
       break;
   }
@@ -92,11 +111,77 @@ bool is_nonblocking_collective(Call c) {
     case Call::Ireduce_scatter_block:
     case Call::Iscan:
     case Call::Iexscan:
+    case Call::Ineighbor_allgather:
+    case Call::Ineighbor_allgatherv:
+    case Call::Ineighbor_alltoall:
+    case Call::Ineighbor_alltoallv:
+    case Call::Ineighbor_alltoallw:
       return true;
     default:
       return false;
   }
 }
+
+namespace {
+
+// Each member's sends from its own counts, then each receive paired with the sender's next send
+// to that member: MPICH matches a pair's messages in posting order (one tag), and posts the
+// receives of neighbor_alltoall(v/w) in reverse source order (so that a neighbor that is both the
+// -1 and the +1 one of a periodic dimension of size 2 fills the right blocks).
+void neighbor_spec(const CollCall& call, CollSpec& s, const std::function<std::string(uint32_t)>& where) {
+  const auto& ev = call.events;
+  const uint32_t p = s.size;
+  auto comm_rank = [&](int32_t world, uint32_t i) -> std::optional<uint32_t> {
+    if (world == trace::kProcNull) return std::nullopt;
+    auto it = std::find(call.members.begin(), call.members.end(), world);
+    if (it == call.members.end())
+      throw Error(where(i) + fmt::format(": neighbor {} is not a member of the communicator", world));
+    uint32_t r = static_cast<uint32_t>(it - call.members.begin());
+    if (r == i) return std::nullopt;  // a rank that is its own neighbor copies locally
+    return r;
+  };
+  const bool alltoall = s.kind == CollKind::NeighborAlltoall || s.kind == CollKind::NeighborAlltoallv ||
+                        s.kind == CollKind::NeighborAlltoallw;
+  const bool per_destination = s.kind == CollKind::NeighborAlltoallv || s.kind == CollKind::NeighborAlltoallw;
+  s.neighbor_sends.assign(p, {});
+  s.neighbor_recvs.assign(p, {});
+  // Pending sends per (sender, receiver), consumed in order by the receiver's receives.
+  std::map<std::pair<uint32_t, uint32_t>, std::deque<uint64_t>> pending;
+  for (uint32_t i = 0; i < p; ++i) {
+    const trace::Event& e = *ev[i];
+    if (per_destination && e.send_counts.size() != e.destinations.size())
+      throw Error(where(i) +
+                  fmt::format(": {} send counts for {} destinations", e.send_counts.size(), e.destinations.size()));
+    for (size_t k = 0; k < e.destinations.size(); ++k) {
+      auto to = comm_rank(e.destinations[k], i);
+      if (!to) continue;
+      const uint64_t bytes = per_destination ? e.send_counts[k] : e.bytes;
+      s.neighbor_sends[i].push_back({*to, bytes});
+      pending[{i, *to}].push_back(bytes);
+    }
+  }
+  for (uint32_t j = 0; j < p; ++j) {
+    const auto& sources = ev[j]->sources;
+    for (size_t n = 0; n < sources.size(); ++n) {
+      auto from = comm_rank(sources[alltoall ? sources.size() - 1 - n : n], j);
+      if (!from) continue;
+      auto& queue = pending[{*from, j}];
+      if (queue.empty())
+        throw Error(where(j) + fmt::format(": receives from rank {} more often than rank {} sends to it (the "
+                                           "ranks' neighbor lists disagree)",
+                                           call.members[*from], call.members[*from]));
+      s.neighbor_recvs[j].push_back({*from, queue.front()});
+      queue.pop_front();
+    }
+  }
+  for (const auto& [pair, queue] : pending)
+    if (!queue.empty())
+      throw Error(where(pair.first) + fmt::format(": sends {} block(s) to rank {} that it does not receive (the ranks' "
+                                                  "neighbor lists disagree)",
+                                                  queue.size(), call.members[pair.second]));
+}
+
+}  // namespace
 
 CollSpec make_spec(const CollCall& call, uint64_t segment_bytes) {
   const auto& ev = call.events;
@@ -128,6 +213,10 @@ CollSpec make_spec(const CollCall& call, uint64_t segment_bytes) {
         throw Error(fmt::format("root mismatch: {} names root {}, {} names root {}", where(0), ev[0]->root, where(i),
                                 ev[i]->root));
     s.root = static_cast<uint32_t>(root);
+  }
+  if (is_neighbor(s.kind)) {
+    neighbor_spec(call, s, where);
+    return s;
   }
   const trace::Event& root_ev = *ev[s.root];
   auto max_over = [&](auto field) {
@@ -200,7 +289,7 @@ CollSpec make_spec(const CollCall& call, uint64_t segment_bytes) {
     case CollKind::ReduceScatter:
       s.counts = counts_from(ev[0]->recv_counts, 0);
       break;
-    case CollKind::Count_:
+    default:  // neighbor collectives: above
       break;
   }
   return s;

@@ -35,6 +35,8 @@ Event full_event() {
   e.counters = {123456, -5};
   e.flags = kFlagInPlace | kFlagIntercomm;
   e.value = -17;
+  e.sources = {2, kProcNull, 0};
+  e.destinations = {1};
   return e;
 }
 

@@ -223,6 +223,76 @@ TEST(SchedgenCollectives, VectorVariantsUseRealCounts) {
   }
 }
 
+// Neighbor collectives: one message per destination, MPI_PROC_NULL and the rank itself left
+// out; a pair's messages pair in posting order, MPICH posting neighbor_alltoall(v/w) receives in
+// reverse source order; lists that disagree are an error naming the rank.
+TEST(SchedgenCollectives, NeighborCollectivesSendToEveryNeighborOnce) {
+  const int32_t null = trace::kProcNull;
+  // A periodic 2 x 1 torus: each rank's dimension-0 neighbors are both the other rank, its
+  // dimension-1 neighbors itself. Alltoallv: 8 B to the -1 neighbor, 16 B to the +1 neighbor.
+  {
+    TraceSpec t(2);
+    for (int32_t r = 0; r < 2; ++r) {
+      Event& e = t[r].compute(5).add(Call::Neighbor_alltoallv);
+      e.sources = e.destinations = {1 - r, 1 - r, r, r};
+      e.send_counts = {8, 16, 4, 4};
+      e.recv_counts = {16, 8, 4, 4};
+    }
+    graph::Graph g = build_graph(t.write("neighbor_torus"));
+    EXPECT_EQ(g.num_messages(), 4u);
+    EXPECT_EQ(total_message_bytes(g), uint64_t{2 * (8 + 16)});
+    for (uint32_t r = 0; r < 2; ++r) {
+      std::vector<uint64_t> sends, recvs;
+      for (uint64_t v = g.rank_begin[r]; v < g.rank_begin[r + 1]; ++v) {
+        if (g.kind[v] == graph::VertexKind::Send) sends.push_back(g.value[v]);
+        if (g.kind[v] == graph::VertexKind::Recv) {
+          recvs.push_back(g.value[v]);
+          EXPECT_EQ(g.value[v], g.value[g.peer[v]]);
+        }
+      }
+      EXPECT_EQ(sends, (std::vector<uint64_t>{8, 16})) << "rank " << r;
+      // The first receive posted (the +1 slot) takes the peer's first message.
+      EXPECT_EQ(recvs, (std::vector<uint64_t>{8, 16})) << "rank " << r;
+    }
+  }
+  // A non-periodic line of 3: the ends have MPI_PROC_NULL on one side. Allgather of 8 B.
+  {
+    TraceSpec t(3);
+    const std::vector<std::vector<int32_t>> lists = {{null, 1}, {0, 2}, {1, null}};
+    for (uint32_t r = 0; r < 3; ++r) {
+      Event& e = t[r].compute(5).add(Call::Ineighbor_allgather);
+      e.sources = e.destinations = lists[r];
+      e.bytes = e.bytes2 = 8;
+      e.request = 1;
+      Event& w = t[r].add(Call::Wait);
+      w.requests = {1};
+      w.completions = {trace::Completion{0, 1}};
+    }
+    graph::Graph g = build_graph(t.write("neighbor_line"));
+    EXPECT_EQ(g.num_messages(), 4u);
+    EXPECT_EQ(total_message_bytes(g), 32u);
+  }
+  // Rank 0 names rank 1 a destination, rank 1 does not name rank 0 a source.
+  {
+    TraceSpec t(2);
+    Event& a = t[0].compute(5).add(Call::Neighbor_alltoall);
+    a.sources = {null};
+    a.destinations = {1};
+    a.bytes = a.bytes2 = 8;
+    Event& b = t[1].compute(5).add(Call::Neighbor_alltoall);
+    b.sources = {null};
+    b.destinations = {null};
+    b.bytes = b.bytes2 = 8;
+    try {
+      build_graph(t.write("neighbor_disagree"));
+      ADD_FAILURE() << "disagreeing neighbor lists were accepted";
+    } catch (const Error& err) {
+      EXPECT_NE(std::string(err.what()).find("rank 0 call"), std::string::npos) << err.what();
+      EXPECT_NE(std::string(err.what()).find("does not receive"), std::string::npos) << err.what();
+    }
+  }
+}
+
 // Nonblocking collectives: computation after the call overlaps; the Wait's successor waits for
 // the collective's last operations.
 TEST(SchedgenCollectives, NonblockingCollectiveOverlapsComputation) {

@@ -121,6 +121,11 @@ Expected expected_from_trace(trace::TraceDir& td) {
     while (const trace::Event* e = rd.next()) {
       auto fam = trace::call_family(e->call);
       if (fam != trace::Family::collective && fam != trace::Family::icollective) continue;
+      if (!e->destinations.empty()) {
+        // Neighbor collectives: one message to every destination but MPI_PROC_NULL and itself.
+        for (int32_t d : e->destinations) x.collective += d != trace::kProcNull && d != static_cast<int32_t>(rd.rank());
+        continue;
+      }
       std::vector<int32_t> members;
       if (e->comm == trace::kCommWorld)
         for (uint32_t r = 0; r < td.meta.ranks; ++r) members.push_back(static_cast<int32_t>(r));
@@ -180,7 +185,7 @@ std::vector<AppCase> app_cases() {
       {"hello", ""},          {"pingpong", "10 4096"},   {"halo2d", "20 32 4 5"},
       {"cg", "10 1000 4"},    {"ring", "3 64 2"},        {"master_worker", "30 100"},
       {"subcomm", "2 8"},     {"persistent", "10 64 4"}, {"completions", "3 16 100"},
-      {"threads", "10 16 2"}, {"fhalo", "20 100 2 5"}};
+      {"threads", "10 16 2"}, {"fhalo", "20 100 2 5"},   {"nhalo", "20 32 4 5"}};
   std::vector<AppCase> out;
   for (const auto& [app, args] : apps)
     for (int np : {2, 4}) out.push_back({app, args, np});

@@ -102,6 +102,43 @@ TEST(TracerComms, EveryConstructorGivesOneIdPerCommunicatorWithTheRightMembers) 
   EXPECT_EQ(idup_ids.size(), 2u);
 }
 
+// Neighbor collectives carry the calling rank's neighbors in MPI's order, with MPI_PROC_NULL
+// kept, and their v/w counts per neighbor; no other event carries neighbors. prog_coverage's grid
+// is 2 x 2 with dimension 0 periodic: rank 0's -1 and +1 neighbors of dimension 0 are both rank
+// 2, and of dimension 1 MPI_PROC_NULL and rank 1. Its distributed graphs are rings.
+TEST(TracerNeighbors, NeighborCollectivesRecordTheNeighborsAndTheirCounts) {
+  auto events = traced_coverage_run("neighbors", 4);
+  ASSERT_EQ(events.size(), 4u);
+  const std::vector<int32_t> grid0 = {2, 2, trace::kProcNull, 1};
+  for (int rank = 0; rank < 4; ++rank) {
+    for (const Event& e : events[rank]) {
+      const bool neighbor = std::string(trace::call_name(e.call)).find("eighbor_") != std::string::npos;
+      EXPECT_EQ(neighbor, !e.destinations.empty()) << "rank " << rank << " " << trace::call_name(e.call);
+    }
+    const int left = (rank + 3) % 4, right = (rank + 1) % 4;
+    auto gather = of_call(events[rank], Call::Neighbor_allgather);
+    ASSERT_EQ(gather.size(), 1u);
+    EXPECT_EQ(gather[0]->bytes, 8u);
+    EXPECT_EQ(gather[0]->bytes2, 8u);
+    EXPECT_EQ(gather[0]->sources.size(), 4u);
+    if (rank == 0) {
+      EXPECT_EQ(gather[0]->sources, grid0);
+      EXPECT_EQ(gather[0]->destinations, grid0);
+    }
+    auto w = of_call(events[rank], Call::Ineighbor_alltoallw);
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ(w[0]->send_counts, (std::vector<uint64_t>{8, 16, 8, 16}));
+    EXPECT_EQ(w[0]->recv_counts, (std::vector<uint64_t>{16, 8, 16, 8}));
+    EXPECT_NE(w[0]->request, 0u);
+    auto v = of_call(events[rank], Call::Neighbor_alltoallv);
+    ASSERT_EQ(v.size(), 1u);
+    EXPECT_EQ(v[0]->sources, (std::vector<int32_t>{left}));
+    EXPECT_EQ(v[0]->destinations, (std::vector<int32_t>{right}));
+    EXPECT_EQ(v[0]->send_counts, (std::vector<uint64_t>{24}));
+    EXPECT_EQ(v[0]->recv_counts, (std::vector<uint64_t>{24}));
+  }
+}
+
 // MPICH returns one shared built-in handle for every nonblocking collective that completed at
 // once (here over MPI_COMM_SELF). Each request still gets its own id and its own completion;
 // before, the second overwrote the first and the Waitall completed the second twice.

@@ -1,7 +1,9 @@
 // The collective families. bytes = what this rank sends per peer block, bytes2 = what it
 // receives per block; the v/w variants (and Reduce_scatter) list per comm-rank bytes instead.
-// Counts that MPI declares "significant only at root" are read only at the root.
+// Counts that MPI declares "significant only at root" are read only at the root. Neighbor
+// collectives also carry the rank's sources and destinations, and their v/w counts follow them.
 #include "comm_registry.hpp"
+#include "neighbors.hpp"
 #include "wrapper_support.hpp"
 
 namespace llamp::tracer {
@@ -44,6 +46,16 @@ Call blocking_of(Call c) {
       return Call::Scan;
     case Call::Iexscan:
       return Call::Exscan;
+    case Call::Ineighbor_allgather:
+      return Call::Neighbor_allgather;
+    case Call::Ineighbor_allgatherv:
+      return Call::Neighbor_allgatherv;
+    case Call::Ineighbor_alltoall:
+      return Call::Neighbor_alltoall;
+    case Call::Ineighbor_alltoallv:
+      return Call::Neighbor_alltoallv;
+    case Call::Ineighbor_alltoallw:
+      return Call::Neighbor_alltoallw;
     default:
       return c;
   }
@@ -64,9 +76,47 @@ void per_rank_w(std::vector<uint64_t>& out, const int* counts, const MPI_Datatyp
   for (size_t i = 0; i < n; ++i) out[i] = bytes_of(counts[i], types[i]);
 }
 
+// MPI forbids MPI_IN_PLACE here, and the blocks go to and come from the neighbors only.
+void fill_neighbor(trace::Event& e, Call blocking, const CollArgs& a, const CommInfo& ci) {
+  topology_neighbors(a.comm, ci, e.sources, e.destinations);
+  const size_t in = e.sources.size(), out = e.destinations.size();
+  switch (blocking) {
+    case Call::Neighbor_allgather:
+    case Call::Neighbor_alltoall:
+      e.bytes = bytes_of(a.sendcount, a.sendtype);
+      e.bytes2 = bytes_of(a.recvcount, a.recvtype);
+      break;
+    case Call::Neighbor_allgatherv:
+      e.bytes = bytes_of(a.sendcount, a.sendtype);
+      per_rank(e.recv_counts, a.recvcounts, a.recvtype, in);
+      break;
+    case Call::Neighbor_alltoallv:
+      per_rank(e.send_counts, a.sendcounts, a.sendtype, out);
+      per_rank(e.recv_counts, a.recvcounts, a.recvtype, in);
+      break;
+    case Call::Neighbor_alltoallw:
+      per_rank_w(e.send_counts, a.sendcounts, a.sendtypes, out);
+      per_rank_w(e.recv_counts, a.recvcounts, a.recvtypes, in);
+      break;
+    default:
+      break;
+  }
+}
+
 const CommInfo* fill_collective(trace::Event& e, Call c, const CollArgs& a) {
   const CommInfo* ci = comm_info(a.comm);
   e.comm = ci->id;
+  switch (blocking_of(c)) {
+    case Call::Neighbor_allgather:
+    case Call::Neighbor_allgatherv:
+    case Call::Neighbor_alltoall:
+    case Call::Neighbor_alltoallv:
+    case Call::Neighbor_alltoallw:
+      fill_neighbor(e, blocking_of(c), a, *ci);
+      return ci;
+    default:
+      break;
+  }
   if (ci->inter) e.flags |= trace::kFlagIntercomm;
   const bool in_place = a.sendbuf == MPI_IN_PLACE || a.recvbuf == MPI_IN_PLACE;
   if (in_place) e.flags |= trace::kFlagInPlace;

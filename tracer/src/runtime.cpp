@@ -69,6 +69,8 @@ trace::Event& start_event(ThreadState& ts, trace::Call call, uint64_t t0, uint64
   e.new_comm = trace::kCommNull;
   e.members.clear();
   e.remote_members.clear();
+  e.sources.clear();
+  e.destinations.clear();
   e.counters.clear();
   if (g_counters_on && !ts.counters_failed) e.counters.assign(ts.counters_delta.begin(), ts.counters_delta.end());
   e.flags = rc == MPI_SUCCESS ? 0u : static_cast<uint32_t>(trace::kFlagFailed);

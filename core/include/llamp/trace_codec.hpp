@@ -34,6 +34,7 @@ enum FieldBit : unsigned {
   kFieldCounters,
   kFieldFlags,
   kFieldValue,
+  kFieldNeighbors,
   kNumFields
 };
 

@@ -105,8 +105,10 @@ struct Event {
   uint64_t request = 0;                 // request id created by this call (Isend, Irecv, *_init, Mprobe message, ...)
   std::vector<uint64_t> requests;       // request ids passed in (Start(all), Wait*, Test*, Cancel, Mrecv)
   std::vector<Completion> completions;  // what finished, with receive status
-  std::vector<uint64_t> send_counts;    // v/w collectives: bytes to each comm rank
-  std::vector<uint64_t> recv_counts;    // v/w collectives: bytes from each comm rank
+  std::vector<uint64_t> send_counts;    // v/w collectives: bytes to each comm rank (neighbor: each destination)
+  std::vector<uint64_t> recv_counts;    // v/w collectives: bytes from each comm rank (neighbor: each source)
+  std::vector<int32_t> sources;         // neighbor collectives: in-neighbors as world ranks, in topology order
+  std::vector<int32_t> destinations;    // neighbor collectives: out-neighbors (kProcNull where MPI_PROC_NULL)
   uint64_t new_comm = kCommNull;        // communicator constructors
   std::vector<int32_t> members;         // new comm's members as world ranks, in comm rank order
   std::vector<int32_t> remote_members;  // intercomms: remote group

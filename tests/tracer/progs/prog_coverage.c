@@ -160,6 +160,36 @@ int main(int argc, char **argv) {
   CALL(MPI_Dist_graph_create_adjacent,
        (MPI_COMM_WORLD, 1, (int[1]){left}, MPI_UNWEIGHTED, 1, (int[1]){right}, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &adj));
   CALL(MPI_Barrier, (adj));
+  /* Neighborhood collectives on the topologies above. The Cartesian grid has 4 neighbor slots:
+   * dimension 0 is periodic of size 2 (both slots are the same rank), dimension 1 is not periodic
+   * (MPI_PROC_NULL at its ends; at 2 ranks it has size 1 and both slots are MPI_PROC_NULL). The
+   * distributed graphs have one source (left) and one destination (right). */
+  double nb_in[8], nb_out[8];
+  for (int i = 0; i < 8; ++i) nb_out[i] = rank * 10 + i;
+  /* Per dimension, the block for the -1 neighbor arrives in that neighbor's +1 slot: sizes 1, 2
+   * doubles out and 2, 1 in, so a wrong pairing of a periodic size-2 dimension's two messages
+   * would truncate. */
+  int send_n[4] = {1, 2, 1, 2}, send_displs[4] = {0, 1, 3, 4};
+  int recv_n[4] = {2, 1, 2, 1}, recv_displs[4] = {0, 2, 3, 5};
+  int recv_bytes[4] = {16, 8, 16, 8};
+  MPI_Aint send_bdispls[4] = {0, 8, 24, 32}, recv_bdispls[4] = {0, 16, 24, 40};
+  MPI_Datatype doubles[4] = {MPI_DOUBLE, MPI_DOUBLE, MPI_DOUBLE, MPI_DOUBLE};
+  MPI_Datatype bytes[4] = {MPI_BYTE, MPI_BYTE, MPI_BYTE, MPI_BYTE};
+  CALL(MPI_Neighbor_allgather, (nb_out, 1, MPI_DOUBLE, nb_in, 1, MPI_DOUBLE, cart));
+  CALL(MPI_Neighbor_alltoall, (nb_out, 1, MPI_DOUBLE, nb_in, 1, MPI_DOUBLE, cart));
+  CALL(MPI_Neighbor_allgatherv, (nb_out, 2, MPI_DOUBLE, nb_in, (int[1]){2}, (int[1]){0}, MPI_DOUBLE, adj));
+  CALL(MPI_Neighbor_alltoallv,
+       (nb_out, (int[1]){3}, (int[1]){0}, MPI_DOUBLE, nb_in, (int[1]){3}, (int[1]){0}, MPI_DOUBLE, dist));
+  CALL(MPI_Neighbor_alltoallw, (nb_out, send_n, send_bdispls, doubles, nb_in, recv_bytes, recv_bdispls, bytes, cart));
+  double nb_a[8], nb_b[8], nb_c[8], nb_d[8], nb_e[8];
+  CALL(MPI_Ineighbor_allgather, (nb_out, 1, MPI_DOUBLE, nb_a, 1, MPI_DOUBLE, cart, &rq[0]));
+  CALL(MPI_Ineighbor_allgatherv, (nb_out, 1, MPI_DOUBLE, nb_b, (int[1]){1}, (int[1]){0}, MPI_DOUBLE, dist, &rq[1]));
+  CALL(MPI_Ineighbor_alltoall, (nb_out, 2, MPI_DOUBLE, nb_c, 2, MPI_DOUBLE, adj, &rq[2]));
+  CALL(MPI_Ineighbor_alltoallv,
+       (nb_out, send_n, send_displs, MPI_DOUBLE, nb_d, recv_n, recv_displs, MPI_DOUBLE, cart, &rq[3]));
+  CALL(MPI_Ineighbor_alltoallw,
+       (nb_out, send_n, send_bdispls, doubles, nb_e, recv_bytes, recv_bdispls, bytes, cart, &rq[4]));
+  CALL(MPI_Waitall, (5, rq, MPI_STATUSES_IGNORE));
   /* MPI_COMM_SELF has its own id. */
   CALL(MPI_Barrier, (MPI_COMM_SELF));
   /* Nonblocking collectives over one rank complete at once, and MPICH returns the same built-in

@@ -33,6 +33,11 @@ enum class CollKind : uint8_t {
   ReduceScatterBlock,
   Scan,
   Exscan,
+  NeighborAllgather,  // the neighbor collectives: blocks to and from a process topology's neighbors
+  NeighborAllgatherv,
+  NeighborAlltoall,
+  NeighborAlltoallv,
+  NeighborAlltoallw,
   Count_
 };
 inline constexpr unsigned kNumCollKinds = static_cast<unsigned>(CollKind::Count_);
@@ -50,7 +55,7 @@ enum class Algorithm : uint8_t {
   ReduceBcast,           // allreduce: binomial reduce to 0 + binomial bcast
   Bruck,                 // allgather(v), alltoall(v/w)
   Pairwise,              // alltoall(v/w), reduce_scatter(_block)
-  Linear,                // alltoall(v/w) (all isend/irecv at once), gather(v), scatter(v)
+  Linear,                // alltoall(v/w) (all isend/irecv at once), gather(v), scatter(v), neighbor_*
   RecursiveHalving,      // reduce_scatter(_block)
   Count_
 };
@@ -62,6 +67,15 @@ std::optional<Algorithm> algorithm_from_name(std::string_view name);
 // The algorithms selectable for a collective (Auto not included).
 std::span<const Algorithm> algorithms_for(CollKind k);
 bool is_rooted(CollKind k);
+bool is_neighbor(CollKind k);
+
+// One message of a neighbor collective, seen from one member: the peer (communicator rank) and
+// the bytes (the sender's count).
+struct NeighborOp {
+  uint32_t peer = 0;
+  uint64_t bytes = 0;
+  friend bool operator==(const NeighborOp&, const NeighborOp&) = default;
+};
 
 // What one collective call moves, in communicator ranks. Byte counts are exact message sizes.
 struct CollSpec {
@@ -77,6 +91,9 @@ struct CollSpec {
   std::vector<uint64_t> counts;
   // Alltoallv/w: bytes from rank i to rank j at [i * size + j]. Empty: every entry is `bytes`.
   std::vector<uint64_t> matrix;
+  // Neighbor collectives, per member: its sends in destination order and its receives in the
+  // order MPICH posts them (MPI_PROC_NULL and the member itself left out).
+  std::vector<std::vector<NeighborOp>> neighbor_sends, neighbor_recvs;
   bool in_place = false;              // MPI_IN_PLACE (MPICH's default choices depend on it)
   bool nonblocking = false;           // MPI_I...: MPICH selects some of these differently
   uint64_t segment_bytes = 64 << 10;  // pipelined ring bcast segment size
