@@ -86,6 +86,9 @@ void run_info(const std::string& dir, bool as_json) {
     if (s.problem) damaged.push_back(s.rank);
   }
   const double duration = events ? double(last - first) : 0.0;
+  std::vector<std::pair<uint32_t, std::vector<trace::UntracedCall>>> untraced;
+  for (uint32_t r = 0; r < t.meta.ranks; ++r)
+    if (auto calls = trace::read_untraced_calls(dir, r); !calls.empty()) untraced.emplace_back(r, std::move(calls));
 
   if (as_json) {
     json j = {{"trace_dir", dir},
@@ -115,6 +118,11 @@ void run_info(const std::string& dir, bool as_json) {
       per_rank.push_back(r);
     }
     j["per_rank"] = per_rank;
+    json untraced_json = json::array();
+    for (const auto& [rank, calls] : untraced)
+      for (const auto& c : calls)
+        untraced_json.push_back({{"rank", rank}, {"name", c.name}, {"what", c.what}, {"count", c.count}});
+    j["untraced_calls"] = untraced_json;
     fmt::print("{}\n", j.dump(2));
     return;
   }
@@ -151,6 +159,8 @@ void run_info(const std::string& dir, bool as_json) {
     for (const auto& s : ranks)
       if (s.problem) fmt::print("  rank {} is TRUNCATED: {} ({} events readable)\n", s.rank, *s.problem, s.events);
   }
+  for (const auto& [rank, calls] : untraced)
+    fmt::print("  rank {} made calls llamp does not trace: {}\n", rank, trace::describe_untraced_calls(calls));
 }
 
 std::string join_u64(const std::vector<uint64_t>& v) {

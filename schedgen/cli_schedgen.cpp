@@ -25,6 +25,7 @@ struct CliArgs {
   std::string bcast_segment = "64KiB";
   bool allow_unmatched = false;
   bool allow_truncated = false;
+  bool allow_untraced_calls = false;
   bool no_poll_lag = false;
   bool no_initiation_time = false;
   bool no_failed_poll_time = false;
@@ -40,6 +41,7 @@ void run(const CliArgs& a) {
   if (opts.bcast_segment_bytes == 0) throw Error("--bcast-segment must be at least 1 byte");
   opts.allow_unmatched = a.allow_unmatched;
   opts.allow_truncated = a.allow_truncated;
+  opts.allow_untraced_calls = a.allow_untraced_calls;
   opts.poll_lag = !a.no_poll_lag;
   opts.initiation_time = !a.no_initiation_time;
   opts.failed_poll_time = !a.no_failed_poll_time;
@@ -128,6 +130,10 @@ void register_cli(CLI::App& app) {
                 "Drop sends/receives without a partner (counted) instead of failing");
   sub->add_flag("--allow-truncated", args->allow_truncated,
                 "Accept truncated rank traces: cut every rank where the first truncated one ends");
+  sub->add_flag("--allow-untraced-calls", args->allow_untraced_calls,
+                "Build the graph although ranks made MPI calls llamp does not trace (one-sided, persistent "
+                "collectives, partitioned, large-count variants; untraced-NNNNN.json): their communication is "
+                "missing and their time counts as computation");
   sub->add_flag("--no-poll-lag", args->no_poll_lag,
                 "Completions found by polling loops (MPI_Test*, MPI_Iprobe, MPI_Improbe) are noticed the instant "
                 "they happen, instead of half a polling period later (1.5 for MPI_Iprobe/MPI_Improbe; a lag llamp "

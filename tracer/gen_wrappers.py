@@ -12,6 +12,10 @@ end timestamp, and hand everything to the family's ONE hand-written recording ro
 
 Every parameter of every traced call must be mapped (to a struct field, or explicitly ignored)
 so that an MPI header with renamed parameters fails here, loudly, instead of silently tracing less.
+
+Calls llamp cannot model (UNTRACED below, and the MPI 4.0 large-count "_c" variant of every call)
+get a wrapper that only counts them: the rank writes untraced-NNNNN.json at MPI_Finalize and
+schedgen refuses to build a graph that would lack their communication.
 """
 import argparse
 import os
@@ -81,6 +85,23 @@ FAMILIES = {
 # Families whose recorder needs a look at the arguments before PMPI runs (request handles that
 # the call will overwrite with MPI_REQUEST_NULL, Abort's flush, ...): <recorder>_before(call, a).
 BEFORE = {"abort", "request_free", "cancel", "mrecv", "completion", "comm_free"}
+
+# What each group of untraced calls is, and its calls (those the MPI library lacks are skipped).
+UNTRACED = {
+    "one-sided communication": [
+        "Put", "Get", "Accumulate", "Get_accumulate", "Fetch_and_op", "Compare_and_swap", "Rput", "Rget",
+        "Raccumulate", "Rget_accumulate", "Win_fence", "Win_start", "Win_complete", "Win_post", "Win_wait",
+        "Win_test", "Win_lock", "Win_unlock", "Win_lock_all", "Win_unlock_all", "Win_flush", "Win_flush_all",
+        "Win_flush_local", "Win_flush_local_all", "Win_sync"],
+    "persistent collectives": [
+        "Barrier_init", "Bcast_init", "Gather_init", "Gatherv_init", "Scatter_init", "Scatterv_init",
+        "Allgather_init", "Allgatherv_init", "Alltoall_init", "Alltoallv_init", "Alltoallw_init", "Reduce_init",
+        "Allreduce_init", "Reduce_scatter_init", "Reduce_scatter_block_init", "Scan_init", "Exscan_init",
+        "Neighbor_allgather_init", "Neighbor_allgatherv_init", "Neighbor_alltoall_init",
+        "Neighbor_alltoallv_init", "Neighbor_alltoallw_init"],
+    "partitioned communication": ["Psend_init", "Precv_init", "Pready", "Pready_range", "Pready_list", "Parrived"],
+}
+LARGE_COUNT = "large-count (_c) variants"
 
 PROTO_RE = re.compile(r"\bint\s+MPI_(\w+)\s*\(([^;]*?)\)\s*(?:MPICH_\w+\s*(?:\([^)]*\))?\s*)*;", re.S)
 INCLUDE_RE = re.compile(r'#\s*include\s*[<"]([\w.]+)[>"]')
@@ -183,6 +204,36 @@ def wrapper(name, family, params, where):
             f"}}\n")
 
 
+def untraced_calls(traced_names, protos):
+    """[(name, what)] for the counted-only wrappers, in a stable order."""
+    out = []
+    for what, names in UNTRACED.items():
+        out += [(n, what) for n in names if n in protos]
+    covered = set(traced_names) | {n for n, _ in out}
+    out += [(n + "_c", LARGE_COUNT) for n in sorted(covered) if n + "_c" in protos]
+    return out
+
+
+def untraced_wrapper(index, name, params, where):
+    raw_args = ", ".join(p[1] for p in params if p[1] != "...")
+    decls = ", ".join(p[0] for p in params) or "void"
+    if any(p[1] == "..." for p in params):
+        sys.exit(f"{where}: variadic MPI_{name} cannot be forwarded")
+    return (f"extern \"C\" LLAMP_TRACER_EXPORT int MPI_{name}({decls}) {{\n"
+            f"  ::llamp::tracer::count_untraced({index});\n"
+            f"  return PMPI_{name}({raw_args});\n"
+            f"}}\n")
+
+
+def untraced_table(calls):
+    rows = "\n".join(f"    {{\"MPI_{n}\", \"{w}\"}}," for n, w in calls)
+    return ("namespace llamp::tracer {\n"
+            f"const UntracedName kUntracedNames[] = {{\n{rows}\n}};\n"
+            f"const size_t kNumUntraced = {len(calls)};\n"
+            f"std::atomic<uint64_t> g_untraced_counts[{max(len(calls), 1)}];\n"
+            "}  // namespace llamp::tracer\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", required=True, help="mpi_calls.def")
@@ -204,6 +255,11 @@ def main():
             sys.exit(f"{opts.mpi_header}: no prototype for MPI_{name} (needed by {opts.calls})")
         where = f"{opts.mpi_header}: MPI_{name}"
         parts.append(wrapper(name, family, parse_params(protos[name], where), where))
+    untraced = untraced_calls([name for name, _ in calls], protos)
+    parts.append(untraced_table(untraced))
+    for i, (name, _) in enumerate(untraced):
+        where = f"{opts.mpi_header}: MPI_{name}"
+        parts.append(untraced_wrapper(i, name, parse_params(protos[name], where), where))
     tmp = opts.out + ".tmp"
     with open(tmp, "w") as f:
         f.write("\n".join(parts))

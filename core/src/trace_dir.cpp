@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -72,6 +73,54 @@ std::optional<TracerCost> read_tracer_cost(const std::string& dir, uint32_t rank
   } catch (const json::exception& e) {
     throw Error(fmt::format("{}: malformed tracer cost: {}", path, e.what()));
   }
+}
+
+std::string untraced_calls_file_name(uint32_t rank) { return fmt::format("untraced-{:05d}.json", rank); }
+
+void write_untraced_calls(const std::string& dir, uint32_t rank, const std::vector<UntracedCall>& calls) {
+  json list = json::array();
+  for (const auto& c : calls) list.push_back({{"name", c.name}, {"what", c.what}, {"count", c.count}});
+  const json j = {{"format", "llamp-untraced-calls"}, {"rank", rank}, {"calls", list}};
+  const std::string path = (fs::path(dir) / untraced_calls_file_name(rank)).string();
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) throw Error(fmt::format("{}: cannot write the untraced calls", tmp));
+    out << j.dump(2) << '\n';
+  }
+  fs::rename(tmp, path);
+}
+
+std::vector<UntracedCall> read_untraced_calls(const std::string& dir, uint32_t rank) {
+  const std::string path = (fs::path(dir) / untraced_calls_file_name(rank)).string();
+  std::ifstream in(path);
+  if (!in) return {};
+  try {
+    const json j = json::parse(in);
+    if (j.at("format") != "llamp-untraced-calls")
+      throw Error(fmt::format("{}: not an llamp untraced-calls file", path));
+    std::vector<UntracedCall> out;
+    for (const auto& c : j.at("calls"))
+      out.push_back({c.at("name").get<std::string>(), c.at("what").get<std::string>(), c.at("count").get<uint64_t>()});
+    return out;
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("{}: malformed untraced-calls file: {}", path, e.what()));
+  }
+}
+
+std::string describe_untraced_calls(const std::vector<UntracedCall>& calls) {
+  // Grouped by what they are, in order of first appearance.
+  std::vector<std::string> groups;
+  for (const auto& c : calls)
+    if (std::find(groups.begin(), groups.end(), c.what) == groups.end()) groups.push_back(c.what);
+  std::string out;
+  for (const auto& g : groups) {
+    std::string names;
+    for (const auto& c : calls)
+      if (c.what == g) names += fmt::format("{}{} x{}", names.empty() ? "" : ", ", c.name, c.count);
+    out += fmt::format("{}{} ({})", out.empty() ? "" : "; ", names, g);
+  }
+  return out;
 }
 
 TraceMeta read_meta(const std::string& dir) {

@@ -284,6 +284,26 @@ std::string describe(const UnmatchedOp& u) {
                   sends, recvs, list));
 }
 
+// Calls the tracer only counted leave their communication out of the graph: an error, or with
+// allow_untraced_calls a warning.
+void check_untraced_calls(const trace::TraceDir& td, const Options& opts, Stats& stats) {
+  std::string list;
+  uint32_t count = 0;
+  for (uint32_t r = 0; r < td.meta.ranks; ++r) {
+    const auto calls = trace::read_untraced_calls(td.path, r);
+    if (calls.empty()) continue;
+    if (count++ < opts.max_listed) list += fmt::format("\n  rank {}: {}", r, trace::describe_untraced_calls(calls));
+  }
+  if (count == 0) return;
+  const std::string what = fmt::format(
+      "{}: {} rank(s) made MPI calls llamp does not trace (docs/tracer.md); the graph would lack their "
+      "communication:{}",
+      td.path, count, list);
+  if (!opts.allow_untraced_calls)
+    throw Error(what + "\n--allow-untraced-calls builds it anyway (their time counts as computation).");
+  stats.warnings.push_back(what);
+}
+
 void check_truncation(const trace::TraceDir& td, const Options& opts) {
   std::string list;
   uint32_t count = 0;
@@ -306,6 +326,7 @@ Stats generate(const std::string& trace_dir, graph::GraphSink& sink, const Optio
   check_truncation(td, options);
   Stats stats;
   stats.ranks = td.meta.ranks;
+  check_untraced_calls(td, options, stats);
   auto note_mismatches = [&](const Pass& pass) {
     if (pass.size_mismatches())
       stats.warnings.push_back(

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "llamp/graph_io.hpp"
+#include "llamp/trace_dir.hpp"
 #include "trace_fixture.hpp"
 
 namespace llamp::schedgen::test {
@@ -58,6 +59,26 @@ TEST(SchedgenCli, FailsWithoutLeavingAGraph) {
   CliRun d = llamp("schedgen " + dir + " -o " + dir + "/g.goal --algo bcast=ring", dir);
   EXPECT_NE(d.status, 0);
   EXPECT_NE(d.output.find("pipelined_ring"), std::string::npos) << d.output;  // lists the valid names
+}
+
+// A rank that made calls the tracer only counts (untraced-NNNNN.json, written by the tracer at
+// MPI_Finalize; tests/tracer covers that side) makes schedgen fail, naming the rank and calls,
+// unless --allow-untraced-calls, which warns instead.
+TEST(SchedgenCli, UntracedCallsAreAnErrorUnlessAllowed) {
+  TraceSpec t(2);
+  t[0].send(1, 0, 8);
+  t[1].recv(0, 0, 8, 0, 0);
+  std::string dir = t.write("cli_untraced");
+  trace::write_untraced_calls(dir, 1, {{"MPI_Put", "one-sided communication", 3}});
+  CliRun a = llamp("schedgen " + dir + " -o " + dir + "/g.goal", dir);
+  EXPECT_NE(a.status, 0);
+  EXPECT_NE(a.output.find("rank 1: MPI_Put x3 (one-sided communication)"), std::string::npos) << a.output;
+  EXPECT_NE(a.output.find("--allow-untraced-calls"), std::string::npos) << a.output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/g.goal"));
+  CliRun b = llamp("schedgen " + dir + " -o " + dir + "/g.goal --allow-untraced-calls", dir);
+  ASSERT_EQ(b.status, 0) << b.output;
+  EXPECT_NE(b.output.find("warning"), std::string::npos) << b.output;
+  EXPECT_EQ(graph::read_goal(dir + "/g.goal").num_messages(), 1u);
 }
 
 }  // namespace

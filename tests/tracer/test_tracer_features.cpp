@@ -139,6 +139,47 @@ TEST(TracerNeighbors, NeighborCollectivesRecordTheNeighborsAndTheirCounts) {
   }
 }
 
+// Calls llamp cannot model pass through untouched, are counted, and leave untraced-NNNNN.json
+// (which schedgen refuses); a run without them leaves no such file.
+TEST(TracerUntraced, CallsLlampDoesNotTraceAreCountedAndReported) {
+  const std::string work = scratch_dir("untraced");
+  RunResult plain = run_mpi(2, LLAMP_PROG_UNTRACED, "", {}, work, false);
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  RunResult r = run_mpi(2, LLAMP_PROG_UNTRACED, "", {{"LLAMP_TRACE_DIR", work + "/trace"}}, work);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* rank : {"rank 0 ok", "rank 1 ok"}) {
+    EXPECT_NE(plain.output.find(rank), std::string::npos) << plain.output;
+    EXPECT_NE(r.output.find(rank), std::string::npos) << r.output;
+  }
+  EXPECT_EQ(occurrences(r.output, "made MPI calls llamp does not trace"), 2u) << r.output;
+  auto count_of = [](const std::vector<trace::UntracedCall>& calls, const std::string& name) -> uint64_t {
+    for (const auto& c : calls)
+      if (c.name == name) return c.count;
+    return 0;
+  };
+  for (uint32_t rank = 0; rank < 2; ++rank) {
+    const auto calls = trace::read_untraced_calls(work + "/trace", rank);
+    EXPECT_EQ(count_of(calls, "MPI_Put"), 1u) << rank;
+    EXPECT_EQ(count_of(calls, "MPI_Get"), 1u) << rank;
+    EXPECT_EQ(count_of(calls, "MPI_Win_fence"), 2u) << rank;
+    EXPECT_EQ(count_of(calls, "MPI_Allreduce_init"), 1u) << rank;
+    EXPECT_EQ(count_of(calls, rank == 0 ? "MPI_Send_c" : "MPI_Recv_c"), 1u) << rank;
+    EXPECT_EQ(count_of(calls, "MPI_Barrier"), 0u) << rank;  // traced, so not listed
+  }
+  // The traced calls around them are in the trace as usual.
+  trace::TraceDir dir = trace::TraceDir::open(work + "/trace");
+  auto events = all_events(dir);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(of_call(events[0], Call::Barrier).size(), 1u);
+  EXPECT_EQ(of_call(events[0], Call::Start).size(), 1u);
+  // A run that makes none leaves no file.
+  const std::string hello = scratch_dir("untraced_none");
+  RunResult h = run_mpi(2, LLAMP_APP_HELLO, "", {{"LLAMP_TRACE_DIR", hello + "/trace"}}, hello);
+  ASSERT_EQ(h.exit_code, 0) << h.output;
+  EXPECT_TRUE(trace::read_untraced_calls(hello + "/trace", 0).empty());
+  EXPECT_EQ(h.output.find("does not trace"), std::string::npos) << h.output;
+}
+
 // MPICH returns one shared built-in handle for every nonblocking collective that completed at
 // once (here over MPI_COMM_SELF). Each request still gets its own id and its own completion;
 // before, the second overwrote the first and the Waitall completed the second twice.

@@ -132,6 +132,18 @@ void shutdown(bool complete) {
     } catch (const std::exception& e) {
       std::fprintf(stderr, "llamp-trace: rank %d: %s (the trace itself is complete)\n", runtime().world_rank, e.what());
     }
+    const auto untraced = untraced_calls_made();
+    if (!untraced.empty()) {
+      std::fprintf(stderr,
+                   "llamptrace: rank %d made MPI calls llamp does not trace: %s; a graph of this trace would lack "
+                   "their communication\n",
+                   runtime().world_rank, trace::describe_untraced_calls(untraced).c_str());
+      try {
+        trace::write_untraced_calls(runtime().dir, static_cast<uint32_t>(runtime().world_rank), untraced);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "llamp-trace: rank %d: %s\n", runtime().world_rank, e.what());
+      }
+    }
   }
 }
 

@@ -45,8 +45,8 @@ bool topology_neighbors(MPI_Comm comm, const CommInfo& ci, std::vector<int32_t>&
     in.resize(static_cast<size_t>(indegree) + 1);
     out.resize(static_cast<size_t>(outdegree) + 1);
     std::vector<int> in_w(weighted ? in.size() : 0), out_w(weighted ? out.size() : 0);
-    PMPI_Dist_graph_neighbors(comm, indegree, in.data(), weighted ? in_w.data() : MPI_UNWEIGHTED, outdegree,
-                              out.data(), weighted ? out_w.data() : MPI_UNWEIGHTED);
+    PMPI_Dist_graph_neighbors(comm, indegree, in.data(), weighted ? in_w.data() : MPI_UNWEIGHTED, outdegree, out.data(),
+                              weighted ? out_w.data() : MPI_UNWEIGHTED);
     in.resize(static_cast<size_t>(indegree));
     out.resize(static_cast<size_t>(outdegree));
   } else {

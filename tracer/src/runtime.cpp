@@ -78,6 +78,14 @@ trace::Event& start_event(ThreadState& ts, trace::Call call, uint64_t t0, uint64
   return e;
 }
 
+std::vector<trace::UntracedCall> untraced_calls_made() {
+  std::vector<trace::UntracedCall> out;
+  for (size_t i = 0; i < kNumUntraced; ++i)
+    if (uint64_t n = g_untraced_counts[i].load(std::memory_order_relaxed))
+      out.push_back({kUntracedNames[i].name, kUntracedNames[i].what, n});
+  return out;
+}
+
 [[gnu::noinline]] void sample_cost() {
   CostSample& c = tls_cost_sample;
   c.random ^= c.random << 13;

@@ -160,4 +160,17 @@ inline uint64_t call_end() {
 // Reports an internal failure once and stops recording on this rank. The application goes on.
 void internal_error(const char* what) noexcept;
 
+// Calls llamp does not trace (gen_wrappers.py's UNTRACED and large-count variants): the generated
+// wrappers only count them, and MPI_Finalize writes untraced-NNNNN.json.
+struct UntracedName {
+  const char* name;  // "MPI_Put"
+  const char* what;  // "one-sided communication"
+};
+extern const UntracedName kUntracedNames[];
+extern const size_t kNumUntraced;
+extern std::atomic<uint64_t> g_untraced_counts[];
+inline void count_untraced(unsigned i) { g_untraced_counts[i].fetch_add(1, std::memory_order_relaxed); }
+// The calls made so far, with their counts (empty if none).
+std::vector<trace::UntracedCall> untraced_calls_made();
+
 }  // namespace llamp::tracer

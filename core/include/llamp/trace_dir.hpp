@@ -42,6 +42,20 @@ void write_tracer_cost(const std::string& dir, uint32_t rank, const TracerCost& 
 // throws llamp::Error naming the file when it is malformed.
 std::optional<TracerCost> read_tracer_cost(const std::string& dir, uint32_t rank);
 
+// MPI calls a rank made that llamp does not trace (one-sided, persistent collectives, ...):
+// untraced-NNNNN.json, written at MPI_Finalize only by a rank that made any (docs/FORMATS.md).
+struct UntracedCall {
+  std::string name;  // "MPI_Put"
+  std::string what;  // "one-sided communication"
+  uint64_t count = 0;
+};
+std::string untraced_calls_file_name(uint32_t rank);
+void write_untraced_calls(const std::string& dir, uint32_t rank, const std::vector<UntracedCall>& calls);
+// Empty when the file does not exist; throws llamp::Error naming the file when it is malformed.
+std::vector<UntracedCall> read_untraced_calls(const std::string& dir, uint32_t rank);
+// "MPI_Put x12, MPI_Win_fence x4 (one-sided communication)".
+std::string describe_untraced_calls(const std::vector<UntracedCall>& calls);
+
 void write_meta(const std::string& dir, const TraceMeta& meta);
 // Throws llamp::Error naming the file on missing or malformed metadata.
 TraceMeta read_meta(const std::string& dir);

@@ -66,7 +66,8 @@ int main(int argc, char **argv) {
   Grid g = {n, work, calloc(cells, sizeof(double)), calloc(cells, sizeof(double))};
   /* Blocks in the topology's neighbour order: dimension 0's -1 (north) and +1 (south), then
    * dimension 1's -1 (west) and +1 (east). */
-  double *out = malloc(4 * (size_t)n * sizeof(double)), *in = malloc(4 * (size_t)n * sizeof(double));
+  double *out = malloc(4 * (size_t)n * sizeof(double)),
+         *in = malloc(4 * (size_t)n * sizeof(double));
   enum { NORTH, SOUTH, WEST, EAST };
 
   for (int i = 1; i <= n; ++i)
@@ -110,12 +111,12 @@ int main(int argc, char **argv) {
   /* A directed ring as a distributed graph: each rank passes 1 + rank % 3 values to the right. */
   const int left = (rank + size - 1) % size, right = (rank + 1) % size;
   MPI_Comm ring;
-  CALL(MPI_Dist_graph_create_adjacent,
-       (MPI_COMM_WORLD, 1, &left, MPI_UNWEIGHTED, 1, &right, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &ring));
+  CALL(MPI_Dist_graph_create_adjacent, (MPI_COMM_WORLD, 1, &left, MPI_UNWEIGHTED, 1, &right,
+                                        MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &ring));
   int send_count = 1 + rank % 3, recv_count = 1 + left % 3, zero = 0;
   double passed[3] = {0.0, 0.0, 0.0};
-  CALL(MPI_Neighbor_alltoallv, (g.u + at(&g, 1, 1), &send_count, &zero, MPI_DOUBLE, passed, &recv_count, &zero,
-                                MPI_DOUBLE, ring));
+  CALL(MPI_Neighbor_alltoallv, (g.u + at(&g, 1, 1), &send_count, &zero, MPI_DOUBLE, passed,
+                                &recv_count, &zero, MPI_DOUBLE, ring));
 
   double local_sum = passed[0] + passed[1] + passed[2], checksum = 0.0;
   for (int i = 1; i <= n; ++i)
@@ -125,7 +126,8 @@ int main(int argc, char **argv) {
   CALL(MPI_Comm_free, (&torus));
   if (rank == 0) {
     printf(
-        "nhalo: %d ranks (%dx%d torus), %d iterations, %dx%d cells/rank, work %d, neighbourhood residual "
+        "nhalo: %d ranks (%dx%d torus), %d iterations, %dx%d cells/rank, work %d, neighbourhood "
+        "residual "
         "%.6e, checksum %.12e\n",
         size, dims[0], dims[1], iterations, n, n, work, neighbourhood_residual, checksum);
   }

@@ -15,7 +15,10 @@ struct Options {
   uint64_t bcast_segment_bytes = 64 << 10;  // pipelined_ring bcast segments
   bool allow_unmatched = false;             // drop sends/receives without a partner (counted) instead of failing
   bool allow_truncated = false;             // cut every rank where the first truncated rank ends
-  uint32_t max_listed = 10;                 // how many offending operations an error lists
+  // Build the graph although ranks made MPI calls the tracer does not trace (untraced-NNNNN.json:
+  // one-sided, persistent collectives, ...): their communication is then missing (a warning).
+  bool allow_untraced_calls = false;
+  uint32_t max_listed = 10;  // how many offending operations an error lists
   // A completion found by polling (MPI_Test*, MPI_Iprobe, MPI_Improbe after at least one failed
   // poll) is noticed on average half a polling period after it happened (one and a half for the
   // probes, which look before they progress): the graph adds that lag
