@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <vector>
 
 #include "llamp/error.hpp"
 
@@ -131,12 +132,16 @@ namespace {
 void neighbor_spec(const CollCall& call, CollSpec& s, const std::function<std::string(uint32_t)>& where) {
   const auto& ev = call.events;
   const uint32_t p = s.size;
+  // World rank -> communicator rank, built once: a call has p members with a few neighbors each.
+  int32_t max_world = 0;
+  for (int32_t m : call.members) max_world = std::max(max_world, m);
+  std::vector<int64_t> comm_of_world(static_cast<size_t>(max_world) + 1, -1);
+  for (uint32_t r = 0; r < p; ++r) comm_of_world[static_cast<size_t>(call.members[r])] = r;
   auto comm_rank = [&](int32_t world, uint32_t i) -> std::optional<uint32_t> {
     if (world == trace::kProcNull) return std::nullopt;
-    auto it = std::find(call.members.begin(), call.members.end(), world);
-    if (it == call.members.end())
+    if (world < 0 || world > max_world || comm_of_world[static_cast<size_t>(world)] < 0)
       throw Error(where(i) + fmt::format(": neighbor {} is not a member of the communicator", world));
-    uint32_t r = static_cast<uint32_t>(it - call.members.begin());
+    const auto r = static_cast<uint32_t>(comm_of_world[static_cast<size_t>(world)]);
     if (r == i) return std::nullopt;  // a rank that is its own neighbor copies locally
     return r;
   };
