@@ -61,6 +61,11 @@ class Cursor {
     if (n > static_cast<uint64_t>(end_ - p_)) fail(fmt::format("array length {} exceeds block", n));
     return static_cast<size_t>(n);
   }
+  // A length-prefixed list of ranks (zigzag each).
+  void ranks(std::vector<int32_t>& out) {
+    out.resize(length());
+    for (auto& r : out) r = s32();
+  }
   bool done() const { return p_ == end_; }
   [[noreturn]] void fail(const std::string& what) const {
     throw Error(fmt::format("{}: corrupt event data at byte {} of the block: {}", where_, p_ - begin_, what));
@@ -72,6 +77,13 @@ class Cursor {
   const uint8_t* end_;
   const std::string& where_;
 };
+
+// A length-prefixed list of ranks, the layout Cursor::ranks reads.
+uint8_t* put_ranks(uint8_t* p, const std::vector<int32_t>& ranks) {
+  p = put_varint(p, ranks.size());
+  for (int32_t r : ranks) p = put_varint(p, zigzag(r));
+  return p;
+}
 
 }  // namespace
 
@@ -129,10 +141,8 @@ uint8_t* encode_event(uint8_t* p, const Event& e, BlockState& state) {
   }
   if (has(kFieldNewComm)) {
     p = put_varint(p, e.new_comm);
-    p = put_varint(p, e.members.size());
-    for (int32_t r : e.members) p = put_varint(p, zigzag(r));
-    p = put_varint(p, e.remote_members.size());
-    for (int32_t r : e.remote_members) p = put_varint(p, zigzag(r));
+    p = put_ranks(p, e.members);
+    p = put_ranks(p, e.remote_members);
   }
   if (has(kFieldCounters)) {
     p = put_varint(p, e.counters.size());
@@ -141,10 +151,8 @@ uint8_t* encode_event(uint8_t* p, const Event& e, BlockState& state) {
   if (has(kFieldFlags)) p = put_varint(p, e.flags);
   if (has(kFieldValue)) p = put_varint(p, zigzag(e.value));
   if (has(kFieldNeighbors)) {
-    p = put_varint(p, e.sources.size());
-    for (int32_t r : e.sources) p = put_varint(p, zigzag(r));
-    p = put_varint(p, e.destinations.size());
-    for (int32_t r : e.destinations) p = put_varint(p, zigzag(r));
+    p = put_ranks(p, e.sources);
+    p = put_ranks(p, e.destinations);
   }
   if (has(kFieldRequest)) state.last_request = e.request;
   return p;
@@ -210,10 +218,8 @@ void decode_events(std::span<const uint8_t> raw, uint32_t count, uint64_t base_n
     e.remote_members.clear();
     if (has(kFieldNewComm)) {
       e.new_comm = in.u();
-      e.members.resize(in.length());
-      for (auto& r : e.members) r = in.s32();
-      e.remote_members.resize(in.length());
-      for (auto& r : e.remote_members) r = in.s32();
+      in.ranks(e.members);
+      in.ranks(e.remote_members);
     }
     e.counters.clear();
     if (has(kFieldCounters)) {
@@ -225,10 +231,8 @@ void decode_events(std::span<const uint8_t> raw, uint32_t count, uint64_t base_n
     e.sources.clear();
     e.destinations.clear();
     if (has(kFieldNeighbors)) {
-      e.sources.resize(in.length());
-      for (auto& r : e.sources) r = in.s32();
-      e.destinations.resize(in.length());
-      for (auto& r : e.destinations) r = in.s32();
+      in.ranks(e.sources);
+      in.ranks(e.destinations);
     }
     if (has(kFieldRequest)) last_request = e.request;
   }

@@ -14,6 +14,21 @@ namespace llamp::trace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+namespace {
+
+// Writes beside and renames, so a crash never leaves half a file; `what` names it in errors.
+void write_json_atomically(const std::string& path, const json& j, const char* what) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) throw Error(fmt::format("{}: cannot write {}", tmp, what));
+    out << j.dump(2) << '\n';
+  }
+  fs::rename(tmp, path);
+}
+
+}  // namespace
+
 void write_meta(const std::string& dir, const TraceMeta& m) {
   json j = {{"format", "llamp-trace"},
             {"version", m.version},
@@ -26,15 +41,7 @@ void write_meta(const std::string& dir, const TraceMeta& m) {
             {"thread_level", m.thread_level},
             {"counters", m.counters},
             {"job_id", m.job_id}};
-  // Write beside and rename, so a crash never leaves half a meta.json.
-  const std::string path = (fs::path(dir) / kMetaFileName).string();
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw Error(fmt::format("{}: cannot write trace metadata", tmp));
-    out << j.dump(2) << '\n';
-  }
-  fs::rename(tmp, path);
+  write_json_atomically((fs::path(dir) / kMetaFileName).string(), j, "trace metadata");
 }
 
 std::string tracer_cost_file_name(uint32_t rank) { return fmt::format("tracer-cost-{:05d}.json", rank); }
@@ -47,14 +54,7 @@ void write_tracer_cost(const std::string& dir, uint32_t rank, const TracerCost& 
                   {"samples", cost.samples},
                   {"encode_ns", cost.encode_ns},
                   {"record_ns", record}};
-  const std::string path = (fs::path(dir) / tracer_cost_file_name(rank)).string();
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw Error(fmt::format("{}: cannot write the tracer's cost", tmp));
-    out << j.dump(2) << '\n';
-  }
-  fs::rename(tmp, path);
+  write_json_atomically((fs::path(dir) / tracer_cost_file_name(rank)).string(), j, "the tracer's cost");
 }
 
 std::optional<TracerCost> read_tracer_cost(const std::string& dir, uint32_t rank) {
@@ -81,14 +81,7 @@ void write_untraced_calls(const std::string& dir, uint32_t rank, const std::vect
   json list = json::array();
   for (const auto& c : calls) list.push_back({{"name", c.name}, {"what", c.what}, {"count", c.count}});
   const json j = {{"format", "llamp-untraced-calls"}, {"rank", rank}, {"calls", list}};
-  const std::string path = (fs::path(dir) / untraced_calls_file_name(rank)).string();
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw Error(fmt::format("{}: cannot write the untraced calls", tmp));
-    out << j.dump(2) << '\n';
-  }
-  fs::rename(tmp, path);
+  write_json_atomically((fs::path(dir) / untraced_calls_file_name(rank)).string(), j, "the untraced calls");
 }
 
 std::vector<UntracedCall> read_untraced_calls(const std::string& dir, uint32_t rank) {

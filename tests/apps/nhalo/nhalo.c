@@ -12,35 +12,7 @@
  * usage: app_nhalo [iterations] [cells per side per rank] [work per cell] [residual interval]
  */
 #include "app_counts.h"
-
-typedef struct {
-  int n;     /* interior cells per side; arrays are (n+2) x (n+2) with a ghost ring */
-  int work;  /* relaxation steps per cell */
-  double *u; /* current values */
-  double *next;
-} Grid;
-
-static inline int at(const Grid *g, int i, int j) { return i * (g->n + 2) + j; }
-
-/* Relax towards the neighbour average `work` times (a dependent chain the compiler cannot fold);
- * returns the squared change. */
-static inline double update_cell(Grid *g, int i, int j) {
-  const double *u = g->u;
-  const double average =
-      0.25 * (u[at(g, i - 1, j)] + u[at(g, i + 1, j)] + u[at(g, i, j - 1)] + u[at(g, i, j + 1)]);
-  double v = u[at(g, i, j)];
-  for (int k = 0; k < g->work; ++k) v += 0.5 * (average - v);
-  g->next[at(g, i, j)] = v;
-  const double change = v - u[at(g, i, j)];
-  return change * change;
-}
-
-static double update_rows(Grid *g, int i0, int i1, int j0, int j1) {
-  double residual = 0.0;
-  for (int i = i0; i <= i1; ++i)
-    for (int j = j0; j <= j1; ++j) residual += update_cell(g, i, j);
-  return residual;
-}
+#include "stencil2d.h"
 
 int main(int argc, char **argv) {
   app_usage(argc, argv,
