@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <mutex>
 #include <cstdint>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct alignas(32) CommInfo {  // 32: request bits live in the low 5 bits of its
   std::vector<int32_t> local;           // world rank of each rank of the (local) group
   std::vector<int32_t> remote;          // intercommunicators: world rank of each remote rank
   std::atomic<uint64_t> idup_count{0};  // Comm_idup calls on this communicator (ids of the copies)
+  // A topology never changes: neighbor collectives ask it once (neighbors.cpp).
+  mutable std::once_flag neighbors_once;
+  mutable std::vector<int32_t> neighbor_sources, neighbor_destinations;
 
   // A point-to-point peer (dest/source) as a world rank: the remote group for intercomms.
   int32_t peer_world(int r) const {

@@ -10,12 +10,9 @@ void to_world(const CommInfo& ci, const std::vector<int>& ranks, std::vector<int
   for (size_t i = 0; i < ranks.size(); ++i) out[i] = ci.peer_world(ranks[i]);
 }
 
-}  // namespace
-
-bool topology_neighbors(MPI_Comm comm, const CommInfo& ci, std::vector<int32_t>& sources,
-                        std::vector<int32_t>& destinations) {
-  sources.clear();
-  destinations.clear();
+// Asks MPI; false when the communicator has no topology.
+bool ask_topology(MPI_Comm comm, const CommInfo& ci, std::vector<int32_t>& sources,
+                  std::vector<int32_t>& destinations) {
   int kind = MPI_UNDEFINED;
   if (PMPI_Topo_test(comm, &kind) != MPI_SUCCESS) return false;
   std::vector<int> in, out;
@@ -55,6 +52,15 @@ bool topology_neighbors(MPI_Comm comm, const CommInfo& ci, std::vector<int32_t>&
   to_world(ci, in, sources);
   to_world(ci, out, destinations);
   return true;
+}
+
+}  // namespace
+
+void topology_neighbors(MPI_Comm comm, const CommInfo& ci, std::vector<int32_t>& sources,
+                        std::vector<int32_t>& destinations) {
+  std::call_once(ci.neighbors_once, [&] { ask_topology(comm, ci, ci.neighbor_sources, ci.neighbor_destinations); });
+  sources = ci.neighbor_sources;
+  destinations = ci.neighbor_destinations;
 }
 
 }  // namespace llamp::tracer
