@@ -10,11 +10,11 @@ void to_world(const CommInfo& ci, const std::vector<int>& ranks, std::vector<int
   for (size_t i = 0; i < ranks.size(); ++i) out[i] = ci.peer_world(ranks[i]);
 }
 
-// Asks MPI; false when the communicator has no topology.
-bool ask_topology(MPI_Comm comm, const CommInfo& ci, std::vector<int32_t>& sources,
+// Asks MPI; leaves both empty when the communicator has no topology.
+void ask_topology(MPI_Comm comm, const CommInfo& ci, std::vector<int32_t>& sources,
                   std::vector<int32_t>& destinations) {
   int kind = MPI_UNDEFINED;
-  if (PMPI_Topo_test(comm, &kind) != MPI_SUCCESS) return false;
+  if (PMPI_Topo_test(comm, &kind) != MPI_SUCCESS) return;
   std::vector<int> in, out;
   if (kind == MPI_CART) {
     // Each dimension's -1 neighbor, then its +1 neighbor; sources and destinations alike.
@@ -47,11 +47,10 @@ bool ask_topology(MPI_Comm comm, const CommInfo& ci, std::vector<int32_t>& sourc
     in.resize(static_cast<size_t>(indegree));
     out.resize(static_cast<size_t>(outdegree));
   } else {
-    return false;
+    return;
   }
   to_world(ci, in, sources);
   to_world(ci, out, destinations);
-  return true;
 }
 
 }  // namespace

@@ -76,8 +76,19 @@ void per_rank_w(std::vector<uint64_t>& out, const int* counts, const MPI_Datatyp
   for (size_t i = 0; i < n; ++i) out[i] = bytes_of(counts[i], types[i]);
 }
 
-// MPI forbids MPI_IN_PLACE here, and the blocks go to and come from the neighbors only.
-void fill_neighbor(trace::Event& e, Call blocking, const CollArgs& a, const CommInfo& ci) {
+// Neighbor collectives (false for any other call): MPI forbids MPI_IN_PLACE here, and the blocks
+// go to and come from the neighbors only.
+bool fill_neighbor(trace::Event& e, Call blocking, const CollArgs& a, const CommInfo& ci) {
+  switch (blocking) {
+    case Call::Neighbor_allgather:
+    case Call::Neighbor_allgatherv:
+    case Call::Neighbor_alltoall:
+    case Call::Neighbor_alltoallv:
+    case Call::Neighbor_alltoallw:
+      break;
+    default:
+      return false;
+  }
   topology_neighbors(a.comm, ci, e.sources, e.destinations);
   const size_t in = e.sources.size(), out = e.destinations.size();
   switch (blocking) {
@@ -101,22 +112,13 @@ void fill_neighbor(trace::Event& e, Call blocking, const CollArgs& a, const Comm
     default:
       break;
   }
+  return true;
 }
 
 const CommInfo* fill_collective(trace::Event& e, Call c, const CollArgs& a) {
   const CommInfo* ci = comm_info(a.comm);
   e.comm = ci->id;
-  switch (blocking_of(c)) {
-    case Call::Neighbor_allgather:
-    case Call::Neighbor_allgatherv:
-    case Call::Neighbor_alltoall:
-    case Call::Neighbor_alltoallv:
-    case Call::Neighbor_alltoallw:
-      fill_neighbor(e, blocking_of(c), a, *ci);
-      return ci;
-    default:
-      break;
-  }
+  if (fill_neighbor(e, blocking_of(c), a, *ci)) return ci;
   if (ci->inter) e.flags |= trace::kFlagIntercomm;
   const bool in_place = a.sendbuf == MPI_IN_PLACE || a.recvbuf == MPI_IN_PLACE;
   if (in_place) e.flags |= trace::kFlagInPlace;
