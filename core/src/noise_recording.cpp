@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <numeric>
+
 #include "json_document.hpp"
 #include "llamp/error.hpp"
 
@@ -17,6 +20,26 @@ uint64_t whole(const nlohmann::json& j, const char* key, const std::string& wher
   if (!v.is_number_unsigned())
     throw Error(fmt::format("{}: \"{}\" must be a whole number ≥ 0, got {}", where, key, v.dump()));
   return v.get<uint64_t>();
+}
+
+ThroughputSlices parse_throughput(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) throw Error(fmt::format("{}: expected an object", where));
+  ThroughputSlices t;
+  t.slices = whole(j, "slices", where);
+  t.base_ns = whole(j, "base_ns", where);
+  t.median_ns = whole(j, "median_ns", where);
+  t.mean_ns = whole(j, "mean_ns", where);
+  if (!j.contains("slow_fraction") || !j["slow_fraction"].is_number())
+    throw Error(fmt::format("{}: \"slow_fraction\" must be a number", where));
+  t.slow_fraction = j["slow_fraction"].get<double>();
+  if (t.slices == 0 || t.base_ns == 0)
+    throw Error(fmt::format("{}: \"slices\" and \"base_ns\" must be positive", where));
+  if (t.median_ns < t.base_ns)
+    throw Error(fmt::format("{}: \"median_ns\" ({}) is below \"base_ns\" ({}), its 10th percentile", where, t.median_ns,
+                            t.base_ns));
+  if (!(t.slow_fraction >= 0 && t.slow_fraction <= 1))
+    throw Error(fmt::format("{}: \"slow_fraction\" must lie in [0, 1], got {}", where, t.slow_fraction));
+  return t;
 }
 
 RankNoise parse_rank(const nlohmann::json& j, const NoiseRecording& rec, size_t index, const std::string& name) {
@@ -56,6 +79,7 @@ RankNoise parse_rank(const nlohmann::json& j, const NoiseRecording& rec, size_t 
     r.detours.emplace_back(start, length);
     free_from = start + length;
   }
+  if (j.contains("throughput")) r.throughput = parse_throughput(j["throughput"], where + ": throughput");
   return r;
 }
 
@@ -65,12 +89,13 @@ NoiseRecording parse_noise_recording(std::string_view text, const std::string& n
   const nlohmann::json j = detail::parse_document(text, name, kFormat, kVersion, "an llamp-noise recording");
   for (auto& [key, value] : j.items())
     if (key != "format" && key != "version" && key != "duration_ns" && key != "threshold_ns" && key != "method" &&
-        key != "ranks")
+        key != "ranks" && key != "throughput_duration_ns")
       throw Error(fmt::format("{}: unknown key \"{}\"", name, key));
   NoiseRecording rec;
   rec.duration_ns = whole(j, "duration_ns", name);
   if (rec.duration_ns == 0) throw Error(fmt::format("{}: \"duration_ns\" must be positive", name));
   rec.threshold_ns = whole(j, "threshold_ns", name);
+  if (j.contains("throughput_duration_ns")) rec.throughput_duration_ns = whole(j, "throughput_duration_ns", name);
   if (j.contains("method")) {
     if (!j["method"].is_string()) throw Error(fmt::format("{}: \"method\" must be a string", name));
     rec.method = j["method"].get<std::string>();
@@ -90,10 +115,36 @@ nlohmann::json to_json(const NoiseRecording& r) {
   for (const RankNoise& n : r.ranks) {
     nlohmann::json detours = nlohmann::json::array();
     for (auto [start, length] : n.detours) detours.push_back({start, length});
-    ranks.push_back({{"rank", n.rank}, {"host", n.host}, {"cpu", n.cpu}, {"dropped", n.dropped}, {"detours", detours}});
+    nlohmann::json rank = {
+        {"rank", n.rank}, {"host", n.host}, {"cpu", n.cpu}, {"dropped", n.dropped}, {"detours", detours}};
+    if (const auto& t = n.throughput)
+      rank["throughput"] = {{"slices", t->slices},
+                            {"base_ns", t->base_ns},
+                            {"median_ns", t->median_ns},
+                            {"mean_ns", t->mean_ns},
+                            {"slow_fraction", t->slow_fraction}};
+    ranks.push_back(std::move(rank));
   }
-  return {{"format", kFormat},  {"version", kVersion}, {"duration_ns", r.duration_ns}, {"threshold_ns", r.threshold_ns},
-          {"method", r.method}, {"ranks", ranks}};
+  nlohmann::json j = {
+      {"format", kFormat},  {"version", kVersion}, {"duration_ns", r.duration_ns}, {"threshold_ns", r.threshold_ns},
+      {"method", r.method}, {"ranks", ranks}};
+  if (r.throughput_duration_ns) j["throughput_duration_ns"] = r.throughput_duration_ns;
+  return j;
+}
+
+ThroughputSlices summarize_slices(std::vector<uint64_t> slice_ns) {
+  if (slice_ns.empty()) throw Error("summarize_slices: no slices");
+  ThroughputSlices t;
+  t.slices = slice_ns.size();
+  std::sort(slice_ns.begin(), slice_ns.end());
+  t.base_ns = slice_ns[(slice_ns.size() - 1) / 10];
+  t.median_ns = slice_ns[(slice_ns.size() - 1) / 2];
+  t.mean_ns = std::accumulate(slice_ns.begin(), slice_ns.end(), uint64_t{0}) / slice_ns.size();
+  const auto slow_from = static_cast<double>(t.base_ns) * kSlowSliceFactor;
+  const auto fast = std::lower_bound(slice_ns.begin(), slice_ns.end(), slow_from,
+                                     [](uint64_t v, double bound) { return static_cast<double>(v) < bound; });
+  t.slow_fraction = static_cast<double>(slice_ns.end() - fast) / static_cast<double>(slice_ns.size());
+  return t;
 }
 
 double noise_fraction(const RankNoise& r, uint64_t duration_ns) {

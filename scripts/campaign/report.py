@@ -8,7 +8,7 @@ import statistics
 
 from . import prediction as prediction_mod
 from . import prepare
-from . import rounds, runs, stats, units
+from . import noise, rounds, runs, stats, units
 
 
 def _prediction(campaign, name="analysis.json"):
@@ -61,6 +61,45 @@ def _with_noise(campaign, pred, rows):
         if len(measured_rows) >= 2:
             result["predicted_slope"] = stats.fitted_slope([r["delta_ns"] for r in measured_rows], predicted)
     return result
+
+
+def _throughput(campaign):
+    """The throughput slices of the llamp-noise recordings present (their second phase, docs/FORMATS.md):
+    per recording and rank the share of slices at least 1.3x the CPU's fast speed and the mean slice
+    over the fast one. How much the host slowed computation on the ranks' CPUs, which detours do not
+    show. None when no recording has them."""
+    recordings = []
+    for path in noise.recorded(campaign):
+        try:
+            with open(path) as f:
+                ranks = json.load(f).get("ranks", [])
+        except (OSError, ValueError):
+            continue
+        slices = [r["throughput"] for r in ranks if "throughput" in r]
+        if slices:
+            recordings.append({"file": os.path.basename(path),
+                               "slow_fraction": [t["slow_fraction"] for t in slices],
+                               "mean_over_fast": [t["mean_ns"] / t["base_ns"] for t in slices]})
+    if not recordings:
+        return None
+    fractions = [x for r in recordings for x in r["slow_fraction"]]
+    means = [x for r in recordings for x in r["mean_over_fast"]]
+    return {"recordings": recordings, "slow_fraction_range": [min(fractions), max(fractions)],
+            "mean_over_fast_range": [min(means), max(means)]}
+
+
+def _throughput_paragraph(result):
+    t = result.get("throughput")
+    if not t:
+        return []
+    (f0, f1), (m0, m1) = t["slow_fraction_range"], t["mean_over_fast_range"]
+    return [f"Computation on this machine: a fixed throughput-bound kernel (llamp-noise, "
+            f"{len(t['recordings'])} recordings) took at least 1.3× its fast time in {100 * f0:.1f}–{100 * f1:.1f} % "
+            f"of its slices on the ranks' CPUs, {m0:.2f}–{m1:.2f}× its fast time on average. Other work on the same "
+            f"physical core (a busy SMT sibling on a VM's host) slows the application's computation without "
+            f"taking its CPU away, so detours do not show it. The prediction's computation times are the traced "
+            f"run's; a run whose CPUs were slowed more or less than the traced run's sits above or below it "
+            f"(docs/campaign.md, \"Machine noise\").", ""]
 
 
 def _traced_runs(campaign):
@@ -165,6 +204,7 @@ def build(campaign):
         "slots_without_success": [s.slot for s in campaign.schedule if not runs.slot_done(records, s.slot)],
         "deltas_without_measurement": missing,
         "with_noise": with_noise,
+        "throughput": _throughput(campaign),
     }
     traced = _traced_runs(campaign)
     result["traced_runtime_ns"] = traced.get("traced_runtime_ns")
@@ -383,6 +423,7 @@ def markdown(campaign, result):
         lines += [f"Noise floor: an exact prediction would still show RRMSE "
                   f"{100 * result['rrmse_noise_floor']:.2f} % from the run-to-run spread of the measured means "
                   f"(√(mean of std²/n) / mean); more runs per ΔL lower it.{_rounds_sentence(result)}", ""]
+        lines += _throughput_paragraph(result)
         if "response" in result:
             r = result["response"]
             lines += [f"Response to latency (least-squares slope of runtime over ΔL, s per s): measured "

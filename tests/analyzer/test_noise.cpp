@@ -73,6 +73,33 @@ TEST(NoiseRecording, RoundTripsThroughJson) {
   EXPECT_DOUBLE_EQ(noise_mean_residual_ns(back.ranks[0], 5000), (50.0 * 50 + 10 * 10) / 10000);
 }
 
+TEST(NoiseRecording, ThroughputSlicesRoundTripAndAreSummarised) {
+  // 20 slices: 14 fast (100-113 ns), 6 slow (175-180 ns, at least 1.3x the fast speed).
+  std::vector<uint64_t> slices;
+  for (uint64_t i = 0; i < 14; ++i) slices.push_back(113 - i);
+  for (uint64_t i = 0; i < 6; ++i) slices.push_back(175 + i);
+  const ThroughputSlices t = summarize_slices(slices);
+  EXPECT_EQ(t.slices, 20u);
+  EXPECT_EQ(t.base_ns, 101u);    // the 10th percentile: the 2nd fastest of 20
+  EXPECT_EQ(t.median_ns, 109u);  // the lower median
+  uint64_t sum = 0;
+  for (uint64_t s : slices) sum += s;
+  EXPECT_EQ(t.mean_ns, sum / 20);
+  EXPECT_DOUBLE_EQ(t.slow_fraction, 6.0 / 20);  // 131.3 ns and up
+  EXPECT_THROW(summarize_slices({}), Error);
+
+  NoiseRecording r = recording(5000, {{}, {}});
+  r.throughput_duration_ns = 1000000;
+  r.ranks[1].throughput = t;
+  const NoiseRecording back = parse_noise_recording(to_json(r).dump(), "rec.json");
+  EXPECT_EQ(back.throughput_duration_ns, 1000000u);
+  EXPECT_FALSE(back.ranks[0].throughput.has_value());
+  ASSERT_TRUE(back.ranks[1].throughput.has_value());
+  EXPECT_EQ(back.ranks[1].throughput->median_ns, 109u);
+  EXPECT_DOUBLE_EQ(back.ranks[1].throughput->slow_fraction, 0.3);
+  EXPECT_FALSE(to_json(recording(5000, {{}})).contains("throughput_duration_ns"));  // not measured: not written
+}
+
 TEST(NoiseRecording, ErrorsNameTheFileRankAndDetour) {
   auto error_of = [](const std::string& text) {
     try {
@@ -94,6 +121,13 @@ TEST(NoiseRecording, ErrorsNameTheFileRankAndDetour) {
   EXPECT_NE(error_of(R"({"format":"llamp-loggp","version":1})").find("is this an llamp-noise recording?"),
             std::string::npos);
   EXPECT_NE(error_of(head).find("rec.json: offset"), std::string::npos);
+  const std::string slices = R"({"rank":0,"detours":[],"throughput":{"slices":5,"base_ns":100,)";
+  EXPECT_EQ(error_of(head + slices + R"("median_ns":90,"mean_ns":120,"slow_fraction":0.2}}]})"),
+            "rec.json: ranks[0]: throughput: \"median_ns\" (90) is below \"base_ns\" (100), its 10th percentile");
+  EXPECT_EQ(error_of(head + slices + R"("median_ns":100,"mean_ns":120,"slow_fraction":1.5}}]})"),
+            "rec.json: ranks[0]: throughput: \"slow_fraction\" must lie in [0, 1], got 1.5");
+  EXPECT_EQ(error_of(head + slices + R"("median_ns":100,"slow_fraction":0.2}}]})"),
+            "rec.json: ranks[0]: throughput: required key \"mean_ns\" is missing");
 }
 
 TEST(NoiseTimeline, NoticeMovesToTheEndOfTheCoveringDetour) {

@@ -15,7 +15,9 @@ using llamp::test::temp_file;
 
 TEST(NoiseRun, TwoRanksWriteARecordingTheAnalyzerReads) {
   const std::string out = temp_file("llamp-noise");
-  ASSERT_EQ(run(std::string(LLAMP_TEST_MPIEXEC) + " -n 2 " + LLAMP_TEST_NOISE + " --duration 300ms -o " + out), 0);
+  ASSERT_EQ(run(std::string(LLAMP_TEST_MPIEXEC) + " -n 2 " + LLAMP_TEST_NOISE +
+                " --duration 300ms --throughput-duration 200ms -o " + out),
+            0);
   const llamp::NoiseRecording r = llamp::read_noise_recording(out);  // sorted, inside, no overlap
   EXPECT_EQ(r.duration_ns, 300000000u);
   EXPECT_EQ(r.threshold_ns, 1000u);
@@ -25,8 +27,28 @@ TEST(NoiseRun, TwoRanksWriteARecordingTheAnalyzerReads) {
     EXPECT_FALSE(rank.host.empty());
     EXPECT_EQ(rank.dropped, 0u);
     for (auto [start, length] : rank.detours) EXPECT_GE(length, r.threshold_ns);
+    // Every rank timed its throughput slices: at least one, the fast speed at most the median.
+    ASSERT_TRUE(rank.throughput.has_value());
+    EXPECT_GT(rank.throughput->slices, 0u);
+    EXPECT_GT(rank.throughput->base_ns, 0u);
+    EXPECT_LE(rank.throughput->base_ns, rank.throughput->median_ns);
+    EXPECT_GE(rank.throughput->slow_fraction, 0.0);
+    EXPECT_LE(rank.throughput->slow_fraction, 1.0);
   }
+  EXPECT_EQ(r.throughput_duration_ns, 200000000u);
   EXPECT_NE(r.method.find("CLOCK_MONOTONIC"), std::string::npos);
+  EXPECT_NE(r.method.find("10th percentile"), std::string::npos);
+  fs::remove(out);
+}
+
+TEST(NoiseRun, ThroughputSlicesCanBeLeftOut) {
+  const std::string out = temp_file("llamp-noise-nothroughput");
+  ASSERT_EQ(run(std::string(LLAMP_TEST_MPIEXEC) + " -n 2 " + LLAMP_TEST_NOISE +
+                " --duration 100ms --throughput-duration 0s -o " + out),
+            0);
+  const llamp::NoiseRecording r = llamp::read_noise_recording(out);
+  EXPECT_EQ(r.throughput_duration_ns, 0u);
+  for (const auto& rank : r.ranks) EXPECT_FALSE(rank.throughput.has_value());
   fs::remove(out);
 }
 

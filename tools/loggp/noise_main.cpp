@@ -9,6 +9,14 @@
 // kernel, other processes, a VM's host). The ranks spin at once, as ranks waiting out an injected
 // latency do, so detours that need all CPUs busy show too. Rank 0 gathers the detours and writes
 // the recording (docs/FORMATS.md, "Noise recording") with a summary per rank on stderr.
+//
+// Then, after a second barrier, every rank times slices of a fixed throughput-bound kernel for
+// --throughput-duration (default 1s; 0s: not). Detours do not show the host sharing a CPU's
+// physical core with other work (an SMT sibling busy with another guest): the vCPU keeps running,
+// only slower, and only for code that needs the core's execution units. On the 2-vCPU VM of stop
+// 22 a stencil pass ran 1.75x slower in about half of all 4 ms windows, on each vCPU on its own,
+// switching within tenths of a second, while a latency-bound FP chain stayed flat; app_cg's
+// runtime at ΔL = 0 varied 0.53-0.89 s with it.
 #include <mpi.h>
 #include <sched.h>
 #include <unistd.h>
@@ -16,6 +24,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
@@ -71,6 +80,37 @@ Recorded spin(uint64_t duration_ns, uint64_t threshold_ns) {
   return r;
 }
 
+// The throughput kernel: one pass of cg's banded matrix-vector product (reach 8) over an L1-resident
+// vector. Its rows are independent, so the core overlaps them and the pass is bound by the core's
+// execution units, which an SMT sibling shares.
+constexpr int kKernelRows = 2048, kKernelReach = 8, kPassesPerSlice = 32;
+
+void stencil_pass(const double* x, double* y) {
+  for (int i = kKernelReach; i < kKernelRows - kKernelReach; ++i) {
+    double sum = (2.0 * kKernelReach + 1.0) * x[i];
+    for (int k = 1; k <= kKernelReach; ++k) sum -= x[i - k] + x[i + k];
+    y[i] = sum;
+  }
+}
+
+std::vector<uint64_t> time_slices(uint64_t duration_ns) {
+  std::vector<double> x(kKernelRows), y(kKernelRows);
+  for (int i = 0; i < kKernelRows; ++i) x[i] = 1.0 + (i % 11) / 11.0;
+  std::vector<uint64_t> slices;
+  slices.reserve(1 << 16);  // a slice takes tens of µs: 2^16 are over a second
+  const uint64_t end = now_ns() + duration_ns;
+  for (uint64_t t = now_ns(); t < end && slices.size() < slices.capacity();) {
+    for (int p = 0; p < kPassesPerSlice; ++p) {
+      stencil_pass(x.data(), y.data());
+      asm volatile("" ::: "memory");  // every pass computes and stores: none is optimised away
+    }
+    const uint64_t next = now_ns();
+    slices.push_back(next - t);
+    t = next;
+  }
+  return slices;
+}
+
 void print_summary(const llamp::NoiseRecording& rec) {
   using llamp::units::format_time_ns;
   for (const auto& r : rec.ranks) {
@@ -84,15 +124,24 @@ void print_summary(const llamp::NoiseRecording& rec) {
                  r.detours.size() / (rec.duration_ns / 1e9), format_time_ns(largest).c_str(),
                  format_time_ns(llamp::noise_mean_residual_ns(r, rec.duration_ns)).c_str(),
                  r.dropped ? fmt::format(" ({} not kept: buffer full)", r.dropped).c_str() : "");
+    if (const auto& t = r.throughput)
+      std::fprintf(stderr,
+                   "llamp-noise: rank %u throughput: %llu slices, fast %s, median %s, mean %.2fx fast, %.1f %% of "
+                   "slices at least %.1fx fast\n",
+                   r.rank, static_cast<unsigned long long>(t->slices), format_time_ns(t->base_ns).c_str(),
+                   format_time_ns(t->median_ns).c_str(), static_cast<double>(t->mean_ns) / t->base_ns,
+                   100 * t->slow_fraction, llamp::kSlowSliceFactor);
   }
 }
 
 int run(int argc, char** argv, int rank, llamp::tools::ToolPhase& phase) {
   CLI::App app{"llamp-noise: record the detours the CPUs of an MPI job's ranks see while they spin"};
-  std::string output = "-", duration = "2s", threshold = "1us";
+  std::string output = "-", duration = "2s", threshold = "1us", throughput_duration = "1s";
   app.add_option("-o,--output", output, "recording to write ('-': stdout)");
   app.add_option("--duration", duration, "how long every rank spins (default 2s)");
   app.add_option("--threshold", threshold, "shortest gap between two clock reads that counts (default 1us)");
+  app.add_option("--throughput-duration", throughput_duration,
+                 "then how long every rank times slices of a throughput-bound kernel (default 1s; 0s: not)");
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   try {
@@ -103,6 +152,8 @@ int run(int argc, char** argv, int rank, llamp::tools::ToolPhase& phase) {
   const auto duration_ns = static_cast<uint64_t>(llamp::units::parse_time_ns(duration, "--duration"));
   const auto threshold_ns = static_cast<uint64_t>(llamp::units::parse_time_ns(threshold, "--threshold"));
   if (duration_ns == 0 || threshold_ns == 0) throw llamp::Error("--duration and --threshold must be positive");
+  const auto throughput_ns =
+      static_cast<uint64_t>(llamp::units::parse_time_ns(throughput_duration, "--throughput-duration"));
 
   char host[256] = {};
   gethostname(host, sizeof host - 1);
@@ -110,6 +161,17 @@ int run(int argc, char** argv, int rank, llamp::tools::ToolPhase& phase) {
   phase.communicating = true;
   MPI_Barrier(MPI_COMM_WORLD);
   Recorded mine = spin(duration_ns, threshold_ns);
+  // Slice summaries (slices, base, median, mean, slow fraction; all zero: not measured), after the
+  // spin so neither phase disturbs the other's timing.
+  std::array<double, 5> slices{};
+  if (throughput_ns) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const llamp::ThroughputSlices t = llamp::summarize_slices(time_slices(throughput_ns));
+    slices = {static_cast<double>(t.slices), static_cast<double>(t.base_ns), static_cast<double>(t.median_ns),
+              static_cast<double>(t.mean_ns), t.slow_fraction};
+  }
+  std::vector<double> all_slices(rank == 0 ? 5 * size : 0);
+  MPI_Gather(slices.data(), 5, MPI_DOUBLE, all_slices.data(), 5, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 
   // Gather: counts, then the detours, the CPU, the dropped count and the host names.
   const int words = static_cast<int>(mine.flat.size());
@@ -136,10 +198,17 @@ int run(int argc, char** argv, int rank, llamp::tools::ToolPhase& phase) {
   llamp::NoiseRecording rec;
   rec.duration_ns = duration_ns;
   rec.threshold_ns = threshold_ns;
+  rec.throughput_duration_ns = throughput_ns;
   rec.method = fmt::format(
       "llamp-noise: after a barrier every rank spun reading CLOCK_MONOTONIC for {} ns; each gap of at least {} ns "
       "between consecutive reads is a detour (start from the rank's first read, length)",
       duration_ns, threshold_ns);
+  if (throughput_ns)
+    rec.method += fmt::format(
+        ". Then, after a barrier, every rank timed slices of {} passes of a banded matrix-vector product (reach {}, "
+        "{} rows, L1-resident) for {} ns: throughput.base_ns is the 10th percentile of the slice times, "
+        "slow_fraction the share of slices at least {}x base_ns",
+        kPassesPerSlice, kKernelReach, kKernelRows, throughput_ns, llamp::kSlowSliceFactor);
   for (int r = 0; r < size; ++r) {
     llamp::RankNoise n;
     n.rank = static_cast<uint32_t>(r);
@@ -147,6 +216,9 @@ int run(int argc, char** argv, int rank, llamp::tools::ToolPhase& phase) {
     n.cpu = infos[2 * r];
     n.dropped = static_cast<uint64_t>(infos[2 * r + 1]);
     for (int i = 0; i < counts[r]; i += 2) n.detours.emplace_back(all[offsets[r] + i], all[offsets[r] + i + 1]);
+    if (const double* t = &all_slices[5 * r]; t[0] > 0)
+      n.throughput = llamp::ThroughputSlices{static_cast<uint64_t>(t[0]), static_cast<uint64_t>(t[1]),
+                                             static_cast<uint64_t>(t[2]), static_cast<uint64_t>(t[3]), t[4]};
     rec.ranks.push_back(std::move(n));
   }
   const std::string text = llamp::to_json(rec).dump() + "\n";

@@ -7,11 +7,16 @@
 //   {"format": "llamp-noise", "version": 1, "duration_ns": 2000000000, "threshold_ns": 1000,
 //    "method": "...",
 //    "ranks": [{"rank": 0, "host": "n1", "cpu": 0, "dropped": 0,
-//               "detours": [[start_ns, length_ns], ...]}, ...]}
+//               "detours": [[start_ns, length_ns], ...],
+//               "throughput": {"slices": 7000, "base_ns": 120000, "median_ns": 131000,
+//                              "mean_ns": 160000, "slow_fraction": 0.31}}, ...]}
 //
 // start_ns counts from the rank's start of recording (right after a barrier); detours are sorted,
-// do not overlap and start inside [0, duration_ns).
+// do not overlap and start inside [0, duration_ns). `throughput` (optional) times a fixed
+// throughput-bound kernel in slices after the spin: a CPU whose physical core the host shares with
+// other work (an SMT sibling) runs such code slower without losing time to detours.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -21,17 +26,34 @@
 
 namespace llamp {
 
+// Slices of a fixed throughput-bound kernel timed back to back on one rank's CPU. base_ns is the
+// 10th percentile of the slice times (the CPU's fast speed), slow_fraction the share of slices that
+// took at least kSlowSliceFactor times base_ns.
+struct ThroughputSlices {
+  uint64_t slices = 0;
+  uint64_t base_ns = 0;
+  uint64_t median_ns = 0;
+  uint64_t mean_ns = 0;
+  double slow_fraction = 0;
+};
+inline constexpr double kSlowSliceFactor = 1.3;
+
+// Summarises slice times (any order; at least one).
+ThroughputSlices summarize_slices(std::vector<uint64_t> slice_ns);
+
 struct RankNoise {
   uint32_t rank = 0;
   std::string host;
   int64_t cpu = -1;                                    // the CPU the rank ran on (sched_getcpu), -1 if unknown
   uint64_t dropped = 0;                                // detours seen but not kept (the recorder's buffer was full)
   std::vector<std::pair<uint64_t, uint64_t>> detours;  // (start_ns, length_ns)
+  std::optional<ThroughputSlices> throughput;          // absent: not measured
 };
 
 struct NoiseRecording {
   uint64_t duration_ns = 0;
   uint64_t threshold_ns = 0;
+  uint64_t throughput_duration_ns = 0;  // how long each rank timed throughput slices (0: not)
   std::string method;
   std::vector<RankNoise> ranks;  // one per rank of the recording job, in rank order
 };

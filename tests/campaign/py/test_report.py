@@ -135,6 +135,28 @@ class ReportTest(unittest.TestCase):
             header = f.readline()
         self.assertIn("predicted_noise_ns,relative_error_noise", header)
 
+    def test_throughput_slices_of_the_noise_recordings(self):
+        c = hand_made_campaign(self)
+        self.assertIsNone(report.build(c)["throughput"])  # no recording
+        c.noise_runs = 2
+        rank = {"rank": 0, "detours": []}
+        with open(c.path("noise-1.json"), "w") as f:  # recorded without throughput slices
+            json.dump({"format": "llamp-noise", "version": 1, "duration_ns": 1, "threshold_ns": 1, "ranks": [rank]}, f)
+        self.assertIsNone(report.build(c)["throughput"])
+        slices = [{"slices": 100, "base_ns": 100, "median_ns": 110, "mean_ns": 150, "slow_fraction": 0.5},
+                  {"slices": 100, "base_ns": 200, "median_ns": 200, "mean_ns": 220, "slow_fraction": 0.05}]
+        with open(c.path("noise-2.json"), "w") as f:
+            json.dump({"format": "llamp-noise", "version": 1, "duration_ns": 1, "threshold_ns": 1,
+                       "throughput_duration_ns": 1,
+                       "ranks": [dict(rank, throughput=slices[0]), dict(rank, rank=1, throughput=slices[1])]}, f)
+        r = report.build(c)
+        t = r["throughput"]
+        self.assertEqual([x["file"] for x in t["recordings"]], ["noise-2.json"])
+        self.assertEqual(t["slow_fraction_range"], [0.05, 0.5])
+        self.assertAlmostEqual(t["mean_over_fast_range"][0], 1.1)
+        self.assertAlmostEqual(t["mean_over_fast_range"][1], 1.5)
+        self.assertIn("took at least 1.3× its fast time in 5.0–50.0 % of its slices", report.markdown(c, r))
+
     def test_tolerances(self):
         c = hand_made_campaign(self)
         t = {row["percent"]: row for row in report.build(c)["tolerance"]}
