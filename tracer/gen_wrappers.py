@@ -79,6 +79,7 @@ FAMILIES = {
                     "array_of_indices": "indices", "status": "statuses", "array_of_statuses": "statuses"}),
     "collective": ("CollArgs", "record_collective", "tracing", COLL),
     "icollective": ("CollArgs", "record_icollective", "tracing", COLL),
+    "collective_init": ("CollArgs", "record_collective_init", "tracing", dict(COLL, info=None)),
     "comm_create": ("CommCreateArgs", "record_comm_create", "always", COMM_CREATE),
     "comm_free": ("CommFreeArgs", "record_comm_free", "always", {"comm": "comm"}),
 }
@@ -93,12 +94,6 @@ UNTRACED = {
         "Raccumulate", "Rget_accumulate", "Win_fence", "Win_start", "Win_complete", "Win_post", "Win_wait",
         "Win_test", "Win_lock", "Win_unlock", "Win_lock_all", "Win_unlock_all", "Win_flush", "Win_flush_all",
         "Win_flush_local", "Win_flush_local_all", "Win_sync"],
-    "persistent collectives": [
-        "Barrier_init", "Bcast_init", "Gather_init", "Gatherv_init", "Scatter_init", "Scatterv_init",
-        "Allgather_init", "Allgatherv_init", "Alltoall_init", "Alltoallv_init", "Alltoallw_init", "Reduce_init",
-        "Allreduce_init", "Reduce_scatter_init", "Reduce_scatter_block_init", "Scan_init", "Exscan_init",
-        "Neighbor_allgather_init", "Neighbor_allgatherv_init", "Neighbor_alltoall_init",
-        "Neighbor_alltoallv_init", "Neighbor_alltoallw_init"],
     "partitioned communication": ["Psend_init", "Precv_init", "Pready", "Pready_range", "Pready_list", "Parrived"],
 }
 LARGE_COUNT = "large-count (_c) variants"

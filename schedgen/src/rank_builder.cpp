@@ -162,6 +162,7 @@ bool cannot_wait(const Event& e) {
     case Family::request_free:
     case Family::cancel:
     case Family::icollective:
+    case Family::collective_init:
       return true;
     case Family::mrecv:
       return e.call == Call::Imrecv;
@@ -813,6 +814,9 @@ void RankBuilder::on_event(const Event& e, uint64_t call_index) {
     case Family::icollective:
       throw Error(fmt::format("rank {} call {}: internal error: collective reached the point-to-point path", rank_,
                               call_index));
+    // A persistent collective's init only sets it up; each start reaches on_collective as the
+    // nonblocking collective (schedgen.cpp), and its completion is that collective's.
+    case Family::collective_init:
     // Calls that move no application data; their time is neither computation nor communication.
     case Family::init:
     case Family::finalize:

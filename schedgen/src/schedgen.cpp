@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <memory>
 #include <queue>
@@ -37,6 +38,14 @@ struct Instance {
   uint32_t count = 0;
 };
 
+// MPI 4.0 persistent collectives of one rank: the init event of each live request, and the
+// nonblocking collectives that starting them performs, read right after the start.
+struct PersistentCollectives {
+  std::unordered_map<uint64_t, Event> inits;  // request id -> its MPI_X_init event
+  std::deque<Event> started;                  // MPI_IX events made from a start, not read yet
+  Event current;                              // the one being read
+};
+
 // A rank's events are taken in a burst while they start no later than kBurstNs after the next
 // rank's: ranks in lockstep would otherwise switch at every event. Matching does not depend on the
 // order; the window only bounds how far one rank runs ahead (and so the in-flight messages).
@@ -53,6 +62,7 @@ class Pass {
     cur_.assign(n_, nullptr);
     call_index_.assign(n_, 0);
     stalled_.assign(n_, false);
+    persistent_.resize(n_);
     if (opts.allow_truncated && !td.truncated_ranks().empty()) burst_ns_ = 0;
   }
 
@@ -69,7 +79,9 @@ class Pass {
     bool operator>(const HeapItem& o) const { return t != o.t ? t > o.t : rank > o.rank; }
   };
   void advance(uint32_t r);
-  bool arrive(uint32_t r, const Event& e);
+  const Event* next_event(uint32_t r);
+  bool track_persistent(uint32_t r, const Event& e);
+  bool arrive(uint32_t r, const Event& e, uint64_t call_index);
   void expand(uint64_t comm, Instance& inst);
   [[noreturn]] void report_stalled();
 
@@ -83,6 +95,7 @@ class Pass {
   std::vector<const Event*> cur_;
   std::vector<uint64_t> call_index_;
   std::vector<bool> stalled_;
+  std::vector<PersistentCollectives> persistent_;
   std::priority_queue<HeapItem, std::vector<HeapItem>, std::greater<>> heap_;
   std::map<std::pair<uint64_t, uint64_t>, Instance> instances_;
   bool cut_ = false;
@@ -91,8 +104,56 @@ class Pass {
   RankSchedule schedule_;
 };
 
+const Event* Pass::next_event(uint32_t r) {
+  PersistentCollectives& p = persistent_[r];
+  if (p.started.empty()) return td_.ranks[r].next();
+  p.current = std::move(p.started.front());
+  p.started.pop_front();
+  return &p.current;
+}
+
+// A persistent collective's start performs the nonblocking collective with the init's arguments
+// (MPICH 4.0.2 builds it with that collective's algorithm selection, MPIR_I<coll>_sched_impl with
+// is_persistent set). So a start of such requests is read as those MPI_IX calls, of zero duration
+// at the start's entry, followed by the start itself: the start's own time then comes after the
+// operations it started, as an MPI_IX call's does. Members match these calls in the order they
+// start them, as MPI requires, among their other collectives. Returns true when the start was
+// queued that way (read it again from the queue, not now).
+bool Pass::track_persistent(uint32_t r, const Event& e) {
+  if (e.flags & trace::kFlagFailed) return false;
+  PersistentCollectives& p = persistent_[r];
+  std::vector<uint64_t> ids = e.requests;
+  if (ids.empty() && e.request != 0) ids.push_back(e.request);
+  switch (trace::call_family(e.call)) {
+    case trace::Family::collective_init:
+      if (e.request != 0) p.inits[e.request] = e;
+      return false;
+    case trace::Family::start: {
+      const size_t before = p.started.size();
+      for (uint64_t id : ids) {
+        auto it = p.inits.find(id);
+        if (it == p.inits.end()) continue;  // a point-to-point request
+        Event c = it->second;
+        c.call = *trace::started_collective(c.call);
+        c.t_start_ns = c.t_end_ns = e.t_start_ns;
+        c.thread = e.thread;
+        c.request = id;
+        p.started.push_back(std::move(c));
+      }
+      if (p.started.size() == before) return false;
+      p.started.push_back(e);  // the start's point-to-point requests and its own time
+      return true;
+    }
+    case trace::Family::request_free:
+      for (uint64_t id : ids) p.inits.erase(id);
+      return false;
+    default:
+      return false;
+  }
+}
+
 void Pass::advance(uint32_t r) {
-  cur_[r] = td_.ranks[r].next();
+  cur_[r] = next_event(r);
   if (cur_[r]) {
     heap_.push({cur_[r]->t_start_ns, r});
   } else if (td_.ranks[r].truncated() && opts_.allow_truncated) {
@@ -114,18 +175,27 @@ void Pass::run() {
         heap_.push({e->t_start_ns, r});
         break;
       }
-      ++stats_.events;
+      // What the persistent queue holds (the collectives a start performs, then the start again)
+      // takes the start's call index and is not counted as an event again.
+      const bool started = e == &persistent_[r].current;
+      const uint64_t call_index = started ? call_index_[r] - 1 : call_index_[r]++;
+      if (!started) ++stats_.events;
       trace::Family f = trace::call_family(e->call);
-      if ((f == trace::Family::collective || f == trace::Family::icollective) && !(e->flags & trace::kFlagFailed)) {
-        if (!arrive(r, *e)) {
+      if (!started &&
+          (f == trace::Family::collective_init || f == trace::Family::start || f == trace::Family::request_free) &&
+          track_persistent(r, *e)) {
+        // read again from the queue, after the collectives it started
+      } else if ((f == trace::Family::collective || f == trace::Family::icollective) &&
+                 !(e->flags & trace::kFlagFailed)) {
+        if (!arrive(r, *e, call_index)) {
           stalled_[r] = true;  // resumes when the last member arrives
           break;
         }
       } else {
-        builders_[r].on_event(*e, call_index_[r]++);
+        builders_[r].on_event(*e, call_index);
       }
       if (cut_) break;
-      cur_[r] = td_.ranks[r].next();
+      cur_[r] = next_event(r);
       if (!cur_[r]) {
         if (td_.ranks[r].truncated() && opts_.allow_truncated) cut_ = true;
         break;
@@ -139,8 +209,7 @@ void Pass::run() {
 
 // Adds rank r's collective to its instance; expands the instance once every member is there.
 // Returns true if r can go on.
-bool Pass::arrive(uint32_t r, const Event& e) {
-  uint64_t ci = call_index_[r]++;
+bool Pass::arrive(uint32_t r, const Event& e, uint64_t ci) {
   uint64_t seq = builders_[r].next_collective_seq(e.comm);
   auto key = std::make_pair(e.comm, seq);
   auto it = instances_.find(key);

@@ -310,6 +310,55 @@ TEST(SchedgenCollectives, NonblockingCollectiveOverlapsComputation) {
   EXPECT_EQ(g.value[g.global_id(0, 3)], 10u + 500u);  // the start's own 10 ns (it cannot wait), the gap
 }
 
+// MPI 4.0 persistent collectives: each start of the request is the nonblocking collective with the
+// init's arguments, so the graph is NonblockingCollectiveOverlapsComputation's once per start.
+TEST(SchedgenCollectives, PersistentCollectiveStartsAreItsNonblockingCollective) {
+  TraceSpec t(2);
+  for (uint32_t r = 0; r < 2; ++r) {
+    Event& init = t[r].coll(Call::Allreduce_init, 8);
+    init.request = 42;
+    Event& send_init = t[r].add(Call::Send_init);  // a point-to-point request started with it
+    send_init.peer = static_cast<int32_t>(1 - r);
+    send_init.tag = 3;
+    send_init.bytes = 64;
+    send_init.request = 43;
+    Event& recv_init = t[r].add(Call::Recv_init);
+    recv_init.peer = static_cast<int32_t>(1 - r);
+    recv_init.tag = 3;
+    recv_init.bytes = 64;
+    recv_init.request = 44;
+    for (int k = 0; k < 2; ++k) {
+      t[r].compute(10).add(Call::Start).requests = {42};
+      t[r].compute(500).wait(Call::Wait, {42}, {{42}});
+    }
+    t[r].compute(10).add(Call::Startall).requests = {43, 42, 44};
+    t[r].compute(500).wait(Call::Waitall, {43, 42, 44}, {{43}, {42}, {44, static_cast<int32_t>(1 - r), 3, 64}});
+    t[r].add(Call::Request_free).requests = {42};
+  }
+  Stats st;
+  graph::Graph g = build_graph(t.write("persistent_allreduce"), {}, &st);
+  EXPECT_EQ(st.collectives, 3u);  // one per start, none for the init
+  EXPECT_EQ(g.num_messages(), 3u * 2 + 2);
+  // Recursive doubling at p = 2 (as for MPI_Iallreduce of 8 B): one exchange per start, which
+  // begins at the start's entry; the start's own 10 ns come after it, as an MPI_Iallreduce's do.
+  EXPECT_EQ(kinds_of(g, 0), "c s r c c s r c c s r c s c r c");
+  for (uint64_t after_start : {3u, 7u}) {
+    EXPECT_EQ(preds_of(g, 0, after_start),
+              (std::vector<std::string>{"I" + std::to_string(after_start - 2), "I" + std::to_string(after_start - 1)}));
+    EXPECT_EQ(g.value[g.global_id(0, after_start)], 10u + 500u);
+  }
+  // The Startall: the collective's exchange (9, 10) starts first, then the persistent send (12)
+  // after it has started (11 holds no time); the computation after the call waits for neither.
+  EXPECT_EQ(preds_of(g, 0, 11), (std::vector<std::string>{"I10", "I9"}));
+  EXPECT_EQ(g.value[g.global_id(0, 11)], 0u);
+  EXPECT_EQ(preds_of(g, 0, 12), (std::vector<std::string>{"R11"}));
+  EXPECT_EQ(preds_of(g, 0, 13), (std::vector<std::string>{"I12", "R11"}));
+  EXPECT_EQ(g.value[g.global_id(0, 13)], 10u + 500u);
+  // The Waitall waits for all three requests.
+  EXPECT_EQ(preds_of(g, 0, 15), (std::vector<std::string>{"R10", "R12", "R13", "R14", "R9"}));
+  EXPECT_EQ(total_message_bytes(g), 3u * 2 * 8 + 2 * 64);
+}
+
 // Rank r splits off a communicator of its own, 7 + r.
 void split_off_own_comm(TraceSpec& t, uint32_t r) {
   Event& split = t[r].add(Call::Comm_split);

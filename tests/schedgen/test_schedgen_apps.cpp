@@ -118,23 +118,31 @@ Expected expected_from_trace(trace::TraceDir& td) {
   }
   for (auto& rd : td.ranks) {
     rd.rewind();
-    while (const trace::Event* e = rd.next()) {
-      auto fam = trace::call_family(e->call);
-      if (fam != trace::Family::collective && fam != trace::Family::icollective) continue;
-      if (!e->destinations.empty()) {
+    auto count = [&](const trace::Event& e, trace::Call call) {
+      if (!e.destinations.empty()) {
         // Neighbor collectives: one message to every destination but MPI_PROC_NULL and itself.
-        for (int32_t d : e->destinations) x.collective += d != trace::kProcNull && d != static_cast<int32_t>(rd.rank());
-        continue;
+        for (int32_t d : e.destinations) x.collective += d != trace::kProcNull && d != static_cast<int32_t>(rd.rank());
+        return;
       }
       std::vector<int32_t> members;
-      if (e->comm == trace::kCommWorld)
+      if (e.comm == trace::kCommWorld)
         for (uint32_t r = 0; r < td.meta.ranks; ++r) members.push_back(static_cast<int32_t>(r));
-      else if (e->comm == trace::comm_self_id(rd.rank()))
+      else if (e.comm == trace::comm_self_id(rd.rank()))
         members = {static_cast<int32_t>(rd.rank())};
       else
-        members = comms.at(e->comm);
+        members = comms.at(e.comm);
       if (*std::min_element(members.begin(), members.end()) == static_cast<int32_t>(rd.rank()))
-        x.collective += formula(e->call, members.size());
+        x.collective += formula(call, members.size());
+    };
+    std::map<uint64_t, trace::Event> persistent;  // persistent collectives: request -> init
+    while (const trace::Event* e = rd.next()) {
+      auto fam = trace::call_family(e->call);
+      if (fam == trace::Family::collective_init) persistent[e->request] = *e;
+      if (fam == trace::Family::start)  // every start of a persistent collective is that collective once
+        for (uint64_t id : e->requests)
+          if (auto it = persistent.find(id); it != persistent.end())
+            count(it->second, *trace::started_collective(it->second.call));
+      if (fam == trace::Family::collective || fam == trace::Family::icollective) count(*e, e->call);
     }
     rd.rewind();
   }
@@ -185,7 +193,8 @@ std::vector<AppCase> app_cases() {
       {"hello", ""},          {"pingpong", "10 4096"},   {"halo2d", "20 32 4 5"},
       {"cg", "10 1000 4"},    {"ring", "3 64 2"},        {"master_worker", "30 100"},
       {"subcomm", "2 8"},     {"persistent", "10 64 4"}, {"completions", "3 16 100"},
-      {"threads", "10 16 2"}, {"fhalo", "20 100 2 5"},   {"nhalo", "20 32 4 5"}};
+      {"threads", "10 16 2"}, {"fhalo", "20 100 2 5"},   {"nhalo", "20 32 4 5"},
+      {"pcoll", "20 32 4 5"}};
   std::vector<AppCase> out;
   for (const auto& [app, args] : apps)
     for (int np : {2, 4}) out.push_back({app, args, np});

@@ -9,8 +9,9 @@
 namespace llamp::tracer {
 namespace {
 
-// The blocking call with the same arguments as `c`.
+// The blocking call with the same arguments as `c` (a nonblocking or persistent collective).
 Call blocking_of(Call c) {
+  if (const auto started = trace::started_collective(c)) c = *started;  // MPI_Allreduce_init -> MPI_Iallreduce
   switch (c) {
     case Call::Ibarrier:
       return Call::Barrier;
@@ -221,6 +222,16 @@ void record_icollective(Call c, uint64_t t0, uint64_t t1, int rc, const CollArgs
   trace::Event& e = start_event(ts, c, t0, t1, rc);
   const CommInfo* ci = fill_collective(e, c, a);
   if (rc == MPI_SUCCESS) e.request = add_request(*a.request, ci, shared_handle_bits(*a.request));
+  emit(ts);
+}
+
+// A persistent collective's request is the application's own until MPI_Request_free: its id stays
+// the same across every MPI_Start, as a persistent point-to-point request's does.
+void record_collective_init(Call c, uint64_t t0, uint64_t t1, int rc, const CollArgs& a) {
+  ThreadState& ts = thread_state();
+  trace::Event& e = start_event(ts, c, t0, t1, rc);
+  const CommInfo* ci = fill_collective(e, c, a);
+  if (rc == MPI_SUCCESS) e.request = add_request(*a.request, ci, kReqPersistent);
   emit(ts);
 }
 

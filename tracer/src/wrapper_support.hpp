@@ -54,6 +54,7 @@ void record_completion(Call c, uint64_t t0, uint64_t t1, int rc, const Completio
 
 void record_collective(Call c, uint64_t t0, uint64_t t1, int rc, const CollArgs& a);
 void record_icollective(Call c, uint64_t t0, uint64_t t1, int rc, const CollArgs& a);
+void record_collective_init(Call c, uint64_t t0, uint64_t t1, int rc, const CollArgs& a);
 
 void record_comm_create(Call c, uint64_t t0, uint64_t t1, int rc, const CommCreateArgs& a);
 void record_comm_free_before(Call c, CommFreeArgs& a);

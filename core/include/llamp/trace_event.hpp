@@ -39,6 +39,7 @@ enum class Family : uint8_t {
   cancel,
   collective,
   icollective,
+  collective_init,  // MPI 4.0 persistent collectives: each MPI_Start of the request is an icollective
   comm_create,
   comm_free
 };
@@ -55,6 +56,9 @@ inline constexpr std::array<Family, kNumCalls> kCallFamilies = {
 inline Family call_family(Call c) { return kCallFamilies[static_cast<size_t>(c)]; }
 // Accepts "MPI_Isend" or "Isend".
 std::optional<Call> call_from_name(std::string_view name);
+// The nonblocking collective that starting a persistent collective's request performs
+// (MPI_Allreduce_init -> MPI_Iallreduce); nullopt for any other call.
+std::optional<Call> started_collective(Call init);
 
 // Special rank values (peer, root, source fields). Real ranks are world ranks >= 0.
 inline constexpr int32_t kNoRank = -1000;  // field absent

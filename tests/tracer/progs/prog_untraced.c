@@ -1,6 +1,6 @@
 /*
- * prog_untraced: MPI calls llamp does not trace (one-sided communication, a persistent
- * collective, large-count variants), next to traced ones. The tracer must let them through
+ * prog_untraced: MPI calls llamp does not trace (one-sided communication, large-count variants),
+ * next to traced ones (a persistent collective, traced since MPI 4.0's were added). The tracer must let them through
  * untouched, count them, and leave untraced-NNNNN.json so schedgen refuses a graph that would
  * lack their communication. Needs 2 ranks.
  */
