@@ -44,11 +44,7 @@ int main(int argc, char **argv) {
   double *west_in = malloc(column_bytes), *east_in = malloc(column_bytes);
 
   /* Deterministic start that depends on global position; the global top edge is held hot. */
-  for (int i = 1; i <= n; ++i)
-    for (int j = 1; j <= n; ++j) {
-      const long gi = (long)coords[0] * n + i, gj = (long)coords[1] * n + j;
-      g.u[at(&g, i, j)] = (double)((gi * 7 + gj * 13) % 17) / 17.0;
-    }
+  fill_start(&g, coords);
   if (north == MPI_PROC_NULL)
     for (int j = 0; j < n + 2; ++j) g.u[at(&g, 0, j)] = g.next[at(&g, 0, j)] = 1.0;
 
@@ -71,27 +67,22 @@ int main(int argc, char **argv) {
     CALL(MPI_Isend, (east_out, n, MPI_DOUBLE, east, TAG_TO_EAST, cart, &requests[7]));
 
     /* The interior needs no halo: compute it while the messages are in flight. */
-    double residual = update_rows(&g, 2, n - 1, 2, n - 1);
+    double residual = update_interior(&g);
     CALL(MPI_Waitall, (8, requests, MPI_STATUSES_IGNORE));
     if (west != MPI_PROC_NULL)
       for (int i = 1; i <= n; ++i) g.u[at(&g, i, 0)] = west_in[i - 1];
     if (east != MPI_PROC_NULL)
       for (int i = 1; i <= n; ++i) g.u[at(&g, i, n + 1)] = east_in[i - 1];
-    residual += update_rows(&g, 1, 1, 1, n) + update_rows(&g, n, n, 1, n);
-    residual += update_rows(&g, 2, n - 1, 1, 1) + update_rows(&g, 2, n - 1, n, n);
+    residual = update_boundary(&g, residual);
 
     if ((it + 1) % residual_interval == 0) {
       CALL(MPI_Allreduce, (&residual, &global_residual, 1, MPI_DOUBLE, MPI_SUM, cart));
     }
-    /* Swap; the ghost ring of `next` keeps the fixed boundary values, halos are refreshed. */
-    double *swap = g.u;
-    g.u = g.next;
-    g.next = swap;
+    /* The ghost ring of `next` keeps the fixed boundary values; halos are refreshed. */
+    swap_grids(&g);
   }
 
-  double local_sum = 0.0, checksum = 0.0;
-  for (int i = 1; i <= n; ++i)
-    for (int j = 1; j <= n; ++j) local_sum += g.u[at(&g, i, j)];
+  double local_sum = block_sum(&g), checksum = 0.0;
   CALL(MPI_Reduce, (&local_sum, &checksum, 1, MPI_DOUBLE, MPI_SUM, 0, cart));
   CALL(MPI_Comm_free, (&cart));
   if (rank == 0) {

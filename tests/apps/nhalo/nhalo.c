@@ -36,48 +36,29 @@ int main(int argc, char **argv) {
 
   const size_t cells = (size_t)(n + 2) * (size_t)(n + 2);
   Grid g = {n, work, calloc(cells, sizeof(double)), calloc(cells, sizeof(double))};
-  /* Blocks in the topology's neighbour order: dimension 0's -1 (north) and +1 (south), then
-   * dimension 1's -1 (west) and +1 (east). */
+  /* The four edges in the topology's neighbour order (stencil2d.h). */
   double *out = malloc(4 * (size_t)n * sizeof(double)),
          *in = malloc(4 * (size_t)n * sizeof(double));
-  enum { NORTH, SOUTH, WEST, EAST };
 
-  for (int i = 1; i <= n; ++i)
-    for (int j = 1; j <= n; ++j) {
-      const long gi = (long)coords[0] * n + i, gj = (long)coords[1] * n + j;
-      g.u[at(&g, i, j)] = (double)((gi * 7 + gj * 13) % 17) / 17.0;
-    }
+  fill_start(&g, coords);
 
   double neighbourhood_residual = 0.0;
   for (int it = 0; it < iterations; ++it) {
-    for (int k = 0; k < n; ++k) {
-      out[NORTH * n + k] = g.u[at(&g, 1, k + 1)];
-      out[SOUTH * n + k] = g.u[at(&g, n, k + 1)];
-      out[WEST * n + k] = g.u[at(&g, k + 1, 1)];
-      out[EAST * n + k] = g.u[at(&g, k + 1, n)];
-    }
+    pack_edges(&g, out);
     MPI_Request request;
     CALL(MPI_Ineighbor_alltoall, (out, n, MPI_DOUBLE, in, n, MPI_DOUBLE, torus, &request));
     /* The interior needs no halo: compute it while the messages are in flight. */
-    double residual = update_rows(&g, 2, n - 1, 2, n - 1);
+    double residual = update_interior(&g);
     CALL(MPI_Wait, (&request, MPI_STATUS_IGNORE));
-    for (int k = 0; k < n; ++k) {
-      g.u[at(&g, 0, k + 1)] = in[NORTH * n + k];
-      g.u[at(&g, n + 1, k + 1)] = in[SOUTH * n + k];
-      g.u[at(&g, k + 1, 0)] = in[WEST * n + k];
-      g.u[at(&g, k + 1, n + 1)] = in[EAST * n + k];
-    }
-    residual += update_rows(&g, 1, 1, 1, n) + update_rows(&g, n, n, 1, n);
-    residual += update_rows(&g, 2, n - 1, 1, 1) + update_rows(&g, 2, n - 1, n, n);
+    unpack_halos(&g, in);
+    residual = update_boundary(&g, residual);
 
     if ((it + 1) % residual_interval == 0) {
       double theirs[4];
       CALL(MPI_Neighbor_allgather, (&residual, 1, MPI_DOUBLE, theirs, 1, MPI_DOUBLE, torus));
       neighbourhood_residual = residual + theirs[0] + theirs[1] + theirs[2] + theirs[3];
     }
-    double *swap = g.u;
-    g.u = g.next;
-    g.next = swap;
+    swap_grids(&g);
   }
 
   /* A directed ring as a distributed graph: each rank passes 1 + rank % 3 values to the right. */
@@ -91,8 +72,7 @@ int main(int argc, char **argv) {
                                 &recv_count, &zero, MPI_DOUBLE, ring));
 
   double local_sum = passed[0] + passed[1] + passed[2], checksum = 0.0;
-  for (int i = 1; i <= n; ++i)
-    for (int j = 1; j <= n; ++j) local_sum += g.u[at(&g, i, j)];
+  local_sum += block_sum(&g);
   CALL(MPI_Reduce, (&local_sum, &checksum, 1, MPI_DOUBLE, MPI_SUM, 0, torus));
   CALL(MPI_Comm_free, (&ring));
   CALL(MPI_Comm_free, (&torus));

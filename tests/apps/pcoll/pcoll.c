@@ -37,16 +37,10 @@ int main(int argc, char **argv) {
 
   const size_t cells = (size_t)(n + 2) * (size_t)(n + 2);
   Grid g = {n, work, calloc(cells, sizeof(double)), calloc(cells, sizeof(double))};
-  /* Blocks in the topology's neighbour order: dimension 0's -1 (north) and +1 (south), then
-   * dimension 1's -1 (west) and +1 (east). */
+  /* The four edges in the topology's neighbour order (stencil2d.h). */
   double *out = malloc(4 * (size_t)n * sizeof(double)),
          *in = malloc(4 * (size_t)n * sizeof(double));
-  enum { NORTH, SOUTH, WEST, EAST };
-  for (int i = 1; i <= n; ++i)
-    for (int j = 1; j <= n; ++j) {
-      const long gi = (long)coords[0] * n + i, gj = (long)coords[1] * n + j;
-      g.u[at(&g, i, j)] = (double)((gi * 7 + gj * 13) % 17) / 17.0;
-    }
+  fill_start(&g, coords);
 
   /* Set up once: the buffers, counts and communicators of every start are fixed here. */
   double residual_in = 0.0, residual_sum = 0.0;
@@ -63,29 +57,15 @@ int main(int argc, char **argv) {
   double residual = 0.0, first_sum = -1.0;
   int decisions = 0;
   for (int it = 0; it < iterations; ++it) {
-    for (int k = 0; k < n; ++k) {
-      out[NORTH * n + k] = g.u[at(&g, 1, k + 1)];
-      out[SOUTH * n + k] = g.u[at(&g, n, k + 1)];
-      out[WEST * n + k] = g.u[at(&g, k + 1, 1)];
-      out[EAST * n + k] = g.u[at(&g, k + 1, n)];
-    }
+    pack_edges(&g, out);
     residual_in = residual; /* the previous iteration's, summed while this one computes */
     CALL(MPI_Startall, (2, requests));
-    double next_residual = update_rows(&g, 2, n - 1, 2, n - 1);
+    double next_residual = update_interior(&g);
     CALL(MPI_Waitall, (2, requests, MPI_STATUSES_IGNORE));
     if (it == 1) first_sum = residual_sum;
-    for (int k = 0; k < n; ++k) {
-      g.u[at(&g, 0, k + 1)] = in[NORTH * n + k];
-      g.u[at(&g, n + 1, k + 1)] = in[SOUTH * n + k];
-      g.u[at(&g, k + 1, 0)] = in[WEST * n + k];
-      g.u[at(&g, k + 1, n + 1)] = in[EAST * n + k];
-    }
-    next_residual += update_rows(&g, 1, 1, 1, n) + update_rows(&g, n, n, 1, n);
-    next_residual += update_rows(&g, 2, n - 1, 1, 1) + update_rows(&g, 2, n - 1, n, n);
-    residual = next_residual;
-    double *swap = g.u;
-    g.u = g.next;
-    g.next = swap;
+    unpack_halos(&g, in);
+    residual = update_boundary(&g, next_residual);
+    swap_grids(&g);
 
     if ((it + 1) % decision_interval == 0) {
       /* Rank 0 decides on the summed residual; a fixed iteration count keeps the call counts a
@@ -100,9 +80,7 @@ int main(int argc, char **argv) {
   CALL(MPI_Wait, (&requests[END], MPI_STATUS_IGNORE));
   for (int i = 0; i < 4; ++i) CALL(MPI_Request_free, (&requests[i]));
 
-  double local_sum = 0.0, checksum = 0.0;
-  for (int i = 1; i <= n; ++i)
-    for (int j = 1; j <= n; ++j) local_sum += g.u[at(&g, i, j)];
+  double local_sum = block_sum(&g), checksum = 0.0;
   CALL(MPI_Reduce, (&local_sum, &checksum, 1, MPI_DOUBLE, MPI_SUM, 0, torus));
   CALL(MPI_Comm_free, (&torus));
   if (rank == 0) {
