@@ -131,8 +131,8 @@ void register_cli(CLI::App& app) {
   sub->add_flag("--allow-truncated", args->allow_truncated,
                 "Accept truncated rank traces: cut every rank where the first truncated one ends");
   sub->add_flag("--allow-untraced-calls", args->allow_untraced_calls,
-                "Build the graph although ranks made MPI calls llamp does not trace (one-sided, persistent "
-                "collectives, partitioned, large-count variants; untraced-NNNNN.json): their communication is "
+                "Build the graph although ranks made MPI calls llamp does not trace (one-sided, partitioned; "
+                "untraced-NNNNN.json): their communication is "
                 "missing and their time counts as computation");
   sub->add_flag("--no-poll-lag", args->no_poll_lag,
                 "Completions found by polling loops (MPI_Test*, MPI_Iprobe, MPI_Improbe) are noticed the instant "

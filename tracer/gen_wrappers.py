@@ -13,9 +13,10 @@ end timestamp, and hand everything to the family's ONE hand-written recording ro
 Every parameter of every traced call must be mapped (to a struct field, or explicitly ignored)
 so that an MPI header with renamed parameters fails here, loudly, instead of silently tracing less.
 
-Calls llamp cannot model (UNTRACED below, and the MPI 4.0 large-count "_c" variant of every call)
-get a wrapper that only counts them: the rank writes untraced-NNNNN.json at MPI_Finalize and
-schedgen refuses to build a graph that would lack their communication.
+The MPI 4.0 large-count variant of a traced call (MPI_Send_c, ...) gets the same wrapper, recorded
+as the call itself with the large-count flag. Calls llamp cannot model (UNTRACED below, and their
+"_c" variants) get a wrapper that only counts them: the rank writes untraced-NNNNN.json at
+MPI_Finalize and schedgen refuses to build a graph that would lack their communication.
 """
 import argparse
 import os
@@ -96,7 +97,6 @@ UNTRACED = {
         "Win_flush_local", "Win_flush_local_all", "Win_sync"],
     "partitioned communication": ["Psend_init", "Precv_init", "Pready", "Pready_range", "Pready_list", "Parrived"],
 }
-LARGE_COUNT = "large-count (_c) variants"
 
 PROTO_RE = re.compile(r"\bint\s+MPI_(\w+)\s*\(([^;]*?)\)\s*(?:MPICH_\w+\s*(?:\([^)]*\))?\s*)*;", re.S)
 INCLUDE_RE = re.compile(r'#\s*include\s*[<"]([\w.]+)[>"]')
@@ -149,8 +149,11 @@ def parse_params(text, where):
     return out
 
 
-def wrapper(name, family, params, where):
+def wrapper(name, family, params, where, large_count=False):
+    """The wrapper of MPI_<name>; with large_count, of MPI_<name>_c, recorded as MPI_<name> with the
+    large-count flag (its count arrays go to the struct's *_c fields)."""
     struct, recorder, gate, pmap = FAMILIES[family]
+    symbol = name + "_c" if large_count else name
     raw_args = ", ".join(p[1] for p in params if p[1] != "...")
     decls = ", ".join(p[0] for p in params) or "void"
     pre, fill, args = [], [], []
@@ -159,7 +162,7 @@ def wrapper(name, family, params, where):
         if pname == "...":
             continue
         if pname not in pmap:
-            sys.exit(f"{where}: parameter '{pname}' of MPI_{name} is not mapped for family '{family}' "
+            sys.exit(f"{where}: parameter '{pname}' of MPI_{symbol} is not mapped for family '{family}' "
                      f"(add it to gen_wrappers.py)")
         arg = pname
         if "MPI_Status" in ptype and pname == "status":
@@ -177,35 +180,39 @@ def wrapper(name, family, params, where):
         args.append(arg)
         fields = pmap[pname]
         for field in ([fields] if isinstance(fields, str) else fields or []):
+            if large_count and field in ("sendcounts", "recvcounts") and "MPI_Count" in ptype:
+                field += "_c"
             fill.append(f"  a.{field} = {arg};")
     call = f"::llamp::trace::Call::{name}"
-    fast = (f"  if (!::llamp::tracer::tracing()) return PMPI_{name}({raw_args});\n"
+    fast = (f"  if (!::llamp::tracer::tracing()) return PMPI_{symbol}({raw_args});\n"
             if gate == "tracing" else "")
     before = f"  LLAMP_TRACER_GUARD(::llamp::tracer::{recorder}_before({call}, a));\n" if family in BEFORE else ""
+    mark = "  ::llamp::tracer::thread_state().large_count = true;\n" if large_count else ""
     body = "\n".join(x for x in ["\n".join(pre), "\n".join(fill)] if x)
     # t0 is taken before the tracer's own work for the call and the event's end is stamped when
     # it is encoded (runtime.cpp, emit), so the gaps between calls - the computation schedgen
     # models - hold no tracer time.
-    return (f"extern \"C\" LLAMP_TRACER_EXPORT int MPI_{name}({decls}) {{\n"
+    return (f"extern \"C\" LLAMP_TRACER_EXPORT int MPI_{symbol}({decls}) {{\n"
             f"{fast}"
             f"  const uint64_t t0 = ::llamp::tracer::call_begin();\n"
             f"  ::llamp::tracer::{struct} a{{}};\n"
             f"{body}\n"
             f"{before}"
-            f"  const int rc = PMPI_{name}({', '.join(args)});\n"
+            f"  const int rc = PMPI_{symbol}({', '.join(args)});\n"
             f"  const uint64_t t1 = ::llamp::tracer::call_end();\n"
+            f"{mark}"
             f"  LLAMP_TRACER_GUARD(::llamp::tracer::{recorder}({call}, t0, t1, rc, a));\n"
             f"  return rc;\n"
             f"}}\n")
 
 
-def untraced_calls(traced_names, protos):
-    """[(name, what)] for the counted-only wrappers, in a stable order."""
+def untraced_calls(protos):
+    """[(name, what)] for the counted-only wrappers, in a stable order: the untraced calls and
+    their large-count variants."""
     out = []
     for what, names in UNTRACED.items():
         out += [(n, what) for n in names if n in protos]
-    covered = set(traced_names) | {n for n, _ in out}
-    out += [(n + "_c", LARGE_COUNT) for n in sorted(covered) if n + "_c" in protos]
+        out += [(n + "_c", what) for n in names if n + "_c" in protos]
     return out
 
 
@@ -250,7 +257,10 @@ def main():
             sys.exit(f"{opts.mpi_header}: no prototype for MPI_{name} (needed by {opts.calls})")
         where = f"{opts.mpi_header}: MPI_{name}"
         parts.append(wrapper(name, family, parse_params(protos[name], where), where))
-    untraced = untraced_calls([name for name, _ in calls], protos)
+        if name + "_c" in protos:  # MPI 4.0's large-count variant: the same event, flagged
+            where = f"{opts.mpi_header}: MPI_{name}_c"
+            parts.append(wrapper(name, family, parse_params(protos[name + "_c"], where), where, large_count=True))
+    untraced = untraced_calls(protos)
     parts.append(untraced_table(untraced))
     for i, (name, _) in enumerate(untraced):
         where = f"{opts.mpi_header}: MPI_{name}"

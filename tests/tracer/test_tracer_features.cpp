@@ -162,9 +162,9 @@ TEST(TracerUntraced, CallsLlampDoesNotTraceAreCountedAndReported) {
     EXPECT_EQ(count_of(calls, "MPI_Put"), 1u) << rank;
     EXPECT_EQ(count_of(calls, "MPI_Get"), 1u) << rank;
     EXPECT_EQ(count_of(calls, "MPI_Win_fence"), 2u) << rank;
-    EXPECT_EQ(count_of(calls, "MPI_Allreduce_init"), 0u) << rank;  // traced, so not listed
-    EXPECT_EQ(count_of(calls, rank == 0 ? "MPI_Send_c" : "MPI_Recv_c"), 1u) << rank;
-    EXPECT_EQ(count_of(calls, "MPI_Barrier"), 0u) << rank;  // traced, so not listed
+    EXPECT_EQ(count_of(calls, "MPI_Allreduce_init"), 0u) << rank;                     // traced, so not listed
+    EXPECT_EQ(count_of(calls, rank == 0 ? "MPI_Send_c" : "MPI_Recv_c"), 0u) << rank;  // traced as MPI_Send/Recv
+    EXPECT_EQ(count_of(calls, "MPI_Barrier"), 0u) << rank;                            // traced, so not listed
   }
   // The traced calls around them are in the trace as usual.
   trace::TraceDir dir = trace::TraceDir::open(work + "/trace");
@@ -173,6 +173,28 @@ TEST(TracerUntraced, CallsLlampDoesNotTraceAreCountedAndReported) {
   EXPECT_EQ(of_call(events[0], Call::Barrier).size(), 1u);
   EXPECT_EQ(of_call(events[0], Call::Start).size(), 1u);
   EXPECT_EQ(of_call(events[0], Call::Allreduce_init).size(), 1u);
+  // The large-count variants are their calls with the large-count flag, and the bytes they moved.
+  for (uint32_t rank = 0; rank < 2; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    const auto p2p = of_call(events[rank], rank == 0 ? Call::Send : Call::Recv);
+    ASSERT_EQ(p2p.size(), 1u);
+    EXPECT_TRUE(p2p[0]->flags & trace::kFlagLargeCount);
+    EXPECT_EQ(p2p[0]->bytes, 8u);
+    if (rank == 1) {
+      ASSERT_EQ(p2p[0]->completions.size(), 1u);
+      EXPECT_EQ(p2p[0]->completions[0].bytes, 8u);
+    }
+    const auto allreduce = of_call(events[rank], Call::Allreduce);
+    ASSERT_EQ(allreduce.size(), 1u);
+    EXPECT_TRUE(allreduce[0]->flags & trace::kFlagLargeCount);
+    EXPECT_EQ(allreduce[0]->bytes, 8u);
+    const auto alltoallv = of_call(events[rank], Call::Alltoallv);
+    ASSERT_EQ(alltoallv.size(), 1u);
+    EXPECT_TRUE(alltoallv[0]->flags & trace::kFlagLargeCount);
+    EXPECT_EQ(alltoallv[0]->send_counts, (std::vector<uint64_t>{8 * (rank + 1), 8 * (rank + 1)}));
+    EXPECT_EQ(alltoallv[0]->recv_counts, (std::vector<uint64_t>{8, 16}));
+    EXPECT_FALSE(of_call(events[rank], Call::Barrier)[0]->flags & trace::kFlagLargeCount);  // the flag is per call
+  }
   // A run that makes none leaves no file.
   const std::string hello = scratch_dir("untraced_none");
   RunResult h = run_mpi(2, LLAMP_APP_HELLO, "", {{"LLAMP_TRACE_DIR", hello + "/trace"}}, hello);

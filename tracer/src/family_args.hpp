@@ -1,7 +1,9 @@
 #pragma once
 // The typed argument bundles the generated wrappers hand to the recording routines: one struct
 // per call family (gen_wrappers.py maps each MPI parameter name to a field here). Only what the
-// trace needs is copied; buffers and displacements are not.
+// trace needs is copied; buffers and displacements are not. Element counts are MPI_Count: the MPI
+// 4.0 large-count variant of a call (MPI_Send_c, ...) shares its family and struct, and passes
+// its count arrays through the *_c fields.
 #include <mpi.h>
 
 namespace llamp::tracer {
@@ -24,7 +26,7 @@ struct AbortArgs {
 
 // send, recv, isend, irecv, send_init, recv_init.
 struct P2PArgs {
-  int count = 0;
+  MPI_Count count = 0;
   MPI_Datatype datatype = MPI_DATATYPE_NULL;
   int peer = MPI_PROC_NULL;  // dest or source, as a rank of comm
   int tag = 0;
@@ -35,11 +37,11 @@ struct P2PArgs {
 };
 
 struct SendrecvArgs {
-  int sendcount = 0;
+  MPI_Count sendcount = 0;
   MPI_Datatype sendtype = MPI_DATATYPE_NULL;
   int dest = MPI_PROC_NULL;
   int sendtag = 0;
-  int recvcount = 0;
+  MPI_Count recvcount = 0;
   MPI_Datatype recvtype = MPI_DATATYPE_NULL;
   int source = MPI_PROC_NULL;
   int recvtag = 0;
@@ -75,7 +77,7 @@ struct ProbeArgs {
 // Mrecv, Imrecv. The message's id and communicator are looked up before the call, which
 // replaces the handle with MPI_MESSAGE_NULL.
 struct MrecvArgs {
-  int count = 0;
+  MPI_Count count = 0;
   MPI_Datatype datatype = MPI_DATATYPE_NULL;
   MPI_Message* message = nullptr;
   MPI_Request* request = nullptr;  // Imrecv
@@ -101,14 +103,16 @@ struct CompletionArgs {
 struct CollArgs {
   const void* sendbuf = nullptr;
   const void* recvbuf = nullptr;
-  int count = 0;  // Bcast, Reduce, Allreduce, Scan, Exscan
+  MPI_Count count = 0;  // Bcast, Reduce, Allreduce, Scan, Exscan
   MPI_Datatype datatype = MPI_DATATYPE_NULL;
-  int sendcount = 0;
-  int recvcount = 0;
+  MPI_Count sendcount = 0;
+  MPI_Count recvcount = 0;
   MPI_Datatype sendtype = MPI_DATATYPE_NULL;
   MPI_Datatype recvtype = MPI_DATATYPE_NULL;
   const int* sendcounts = nullptr;
   const int* recvcounts = nullptr;
+  const MPI_Count* sendcounts_c = nullptr;  // the large-count variants' arrays instead
+  const MPI_Count* recvcounts_c = nullptr;
   const MPI_Datatype* sendtypes = nullptr;
   const MPI_Datatype* recvtypes = nullptr;
   int root = MPI_PROC_NULL - 1000;  // "no root" (MPI_PROC_NULL and MPI_ROOT are meaningful)

@@ -62,19 +62,26 @@ Call blocking_of(Call c) {
   }
 }
 
-void per_rank(std::vector<uint64_t>& out, const int* counts, MPI_Datatype type, size_t n) {
-  if (!counts) return;
-  int size = 0;
-  if (type != MPI_DATATYPE_NULL) PMPI_Type_size(type, &size);
+template <typename Count>
+void per_rank_of(std::vector<uint64_t>& out, const Count* counts, MPI_Datatype type, size_t n) {
+  MPI_Count size = 0;
+  if (type != MPI_DATATYPE_NULL) PMPI_Type_size_x(type, &size);
   out.resize(n);
   for (size_t i = 0; i < n; ++i)
     out[i] = counts[i] > 0 ? static_cast<uint64_t>(counts[i]) * static_cast<uint64_t>(size) : 0;
 }
 
-void per_rank_w(std::vector<uint64_t>& out, const int* counts, const MPI_Datatype* types, size_t n) {
-  if (!counts || !types) return;
+// Bytes per rank from a count array: the int one, or the large-count variant's.
+void per_rank(std::vector<uint64_t>& out, const int* counts, const MPI_Count* counts_c, MPI_Datatype type, size_t n) {
+  if (counts) per_rank_of(out, counts, type, n);
+  if (counts_c) per_rank_of(out, counts_c, type, n);
+}
+
+void per_rank_w(std::vector<uint64_t>& out, const int* counts, const MPI_Count* counts_c, const MPI_Datatype* types,
+                size_t n) {
+  if ((!counts && !counts_c) || !types) return;
   out.resize(n);
-  for (size_t i = 0; i < n; ++i) out[i] = bytes_of(counts[i], types[i]);
+  for (size_t i = 0; i < n; ++i) out[i] = bytes_of(counts ? counts[i] : counts_c[i], types[i]);
 }
 
 // Neighbor collectives (false for any other call): MPI forbids MPI_IN_PLACE here, and the blocks
@@ -100,15 +107,15 @@ bool fill_neighbor(trace::Event& e, Call blocking, const CollArgs& a, const Comm
       break;
     case Call::Neighbor_allgatherv:
       e.bytes = bytes_of(a.sendcount, a.sendtype);
-      per_rank(e.recv_counts, a.recvcounts, a.recvtype, in);
+      per_rank(e.recv_counts, a.recvcounts, a.recvcounts_c, a.recvtype, in);
       break;
     case Call::Neighbor_alltoallv:
-      per_rank(e.send_counts, a.sendcounts, a.sendtype, out);
-      per_rank(e.recv_counts, a.recvcounts, a.recvtype, in);
+      per_rank(e.send_counts, a.sendcounts, a.sendcounts_c, a.sendtype, out);
+      per_rank(e.recv_counts, a.recvcounts, a.recvcounts_c, a.recvtype, in);
       break;
     case Call::Neighbor_alltoallw:
-      per_rank_w(e.send_counts, a.sendcounts, a.sendtypes, out);
-      per_rank_w(e.recv_counts, a.recvcounts, a.recvtypes, in);
+      per_rank_w(e.send_counts, a.sendcounts, a.sendcounts_c, a.sendtypes, out);
+      per_rank_w(e.recv_counts, a.recvcounts, a.recvcounts_c, a.recvtypes, in);
       break;
     default:
       break;
@@ -162,35 +169,35 @@ const CommInfo* fill_collective(trace::Event& e, Call c, const CollArgs& a) {
       break;
     case Call::Gatherv:
       e.bytes = send_block;
-      if (at_root) per_rank(e.recv_counts, a.recvcounts, a.recvtype, n);
+      if (at_root) per_rank(e.recv_counts, a.recvcounts, a.recvcounts_c, a.recvtype, n);
       break;
     case Call::Scatterv:
       e.bytes2 = recv_block;
-      if (at_root) per_rank(e.send_counts, a.sendcounts, a.sendtype, n);
+      if (at_root) per_rank(e.send_counts, a.sendcounts, a.sendcounts_c, a.sendtype, n);
       break;
     case Call::Allgatherv:
       e.bytes = send_block;
-      per_rank(e.recv_counts, a.recvcounts, a.recvtype, n);
+      per_rank(e.recv_counts, a.recvcounts, a.recvcounts_c, a.recvtype, n);
       break;
     case Call::Alltoallv:
       if (a.sendbuf == MPI_IN_PLACE) {
-        per_rank(e.send_counts, a.recvcounts, a.recvtype, n);
+        per_rank(e.send_counts, a.recvcounts, a.recvcounts_c, a.recvtype, n);
       } else {
-        per_rank(e.send_counts, a.sendcounts, a.sendtype, n);
+        per_rank(e.send_counts, a.sendcounts, a.sendcounts_c, a.sendtype, n);
       }
-      per_rank(e.recv_counts, a.recvcounts, a.recvtype, n);
+      per_rank(e.recv_counts, a.recvcounts, a.recvcounts_c, a.recvtype, n);
       break;
     case Call::Alltoallw:
       if (a.sendbuf == MPI_IN_PLACE) {
-        per_rank_w(e.send_counts, a.recvcounts, a.recvtypes, n);
+        per_rank_w(e.send_counts, a.recvcounts, a.recvcounts_c, a.recvtypes, n);
       } else {
-        per_rank_w(e.send_counts, a.sendcounts, a.sendtypes, n);
+        per_rank_w(e.send_counts, a.sendcounts, a.sendcounts_c, a.sendtypes, n);
       }
-      per_rank_w(e.recv_counts, a.recvcounts, a.recvtypes, n);
+      per_rank_w(e.recv_counts, a.recvcounts, a.recvcounts_c, a.recvtypes, n);
       break;
     case Call::Reduce_scatter: {
       // Each rank contributes the whole vector and gets back its own block.
-      per_rank(e.recv_counts, a.recvcounts, a.datatype, ci->local.size());
+      per_rank(e.recv_counts, a.recvcounts, a.recvcounts_c, a.datatype, ci->local.size());
       uint64_t total = 0;
       for (uint64_t b : e.recv_counts) total += b;
       e.bytes = total;

@@ -64,8 +64,7 @@ void complete(trace::Event& e, const ThreadState::Snapshot& s, uint32_t index, c
     k.source = ci->peer_world(st.MPI_SOURCE);
     if (st.MPI_SOURCE != MPI_PROC_NULL) {
       k.tag = tag_of(st.MPI_TAG);
-      int n = 0;
-      if (PMPI_Get_count(&st, MPI_BYTE, &n) == MPI_SUCCESS && n > 0) k.bytes = static_cast<uint64_t>(n);
+      k.bytes = received_bytes(st);
     }
   }
   e.completions.push_back(k);

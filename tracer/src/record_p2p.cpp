@@ -13,9 +13,7 @@ trace::Completion received(const CommInfo* ci, const MPI_Status& st, uint32_t in
   k.request = request;
   k.source = ci ? ci->peer_world(st.MPI_SOURCE) : trace::kNoRank;
   k.tag = st.MPI_SOURCE == MPI_PROC_NULL ? trace::kAnyTag : tag_of(st.MPI_TAG);
-  int n = 0;
-  if (st.MPI_SOURCE != MPI_PROC_NULL && PMPI_Get_count(&st, MPI_BYTE, &n) == MPI_SUCCESS && n > 0)
-    k.bytes = static_cast<uint64_t>(n);
+  k.bytes = received_bytes(st);
   return k;
 }
 

@@ -74,6 +74,10 @@ trace::Event& start_event(ThreadState& ts, trace::Call call, uint64_t t0, uint64
   e.counters.clear();
   if (g_counters_on && !ts.counters_failed) e.counters.assign(ts.counters_delta.begin(), ts.counters_delta.end());
   e.flags = rc == MPI_SUCCESS ? 0u : static_cast<uint32_t>(trace::kFlagFailed);
+  if (ts.large_count) [[unlikely]] {
+    e.flags |= trace::kFlagLargeCount;
+    ts.large_count = false;
+  }
   e.value = 0;
   return e;
 }
@@ -248,11 +252,17 @@ void shared_request_done(uint64_t key, uint64_t id) {
     }
 }
 
-uint64_t bytes_of(int count, MPI_Datatype type) {
+uint64_t bytes_of(MPI_Count count, MPI_Datatype type) {
   if (count <= 0 || type == MPI_DATATYPE_NULL) return 0;
-  int size = 0;
-  if (PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0) return 0;
+  MPI_Count size = 0;
+  if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size < 0) return 0;
   return static_cast<uint64_t>(count) * static_cast<uint64_t>(size);
+}
+
+uint64_t received_bytes(const MPI_Status& st) {
+  if (st.MPI_SOURCE == MPI_PROC_NULL) return 0;
+  MPI_Count n = 0;  // more than 2^31 bytes arrive through a large-count receive
+  return PMPI_Get_elements_x(&st, MPI_BYTE, &n) == MPI_SUCCESS && n > 0 ? static_cast<uint64_t>(n) : 0;
 }
 
 int32_t tag_of(int tag) { return tag == MPI_ANY_TAG ? trace::kAnyTag : tag; }

@@ -60,6 +60,7 @@ struct ThreadState {
   Chunk* chunk = nullptr;
   trace::BlockState block;  // codec state of the chunk being filled
   trace::Event event;
+  bool large_count = false;          // set by an MPI_X_c wrapper for the event it records next
   std::vector<MPI_Status> statuses;  // stands in for MPI_STATUSES_IGNORE
   // Completion calls: what each request was before the call replaced it.
   struct Snapshot {
@@ -122,12 +123,14 @@ uint64_t add_request(MPI_Request r, const void* comm_info, uint64_t bits);
 inline bool is_builtin_request(MPI_Request r) { return (static_cast<unsigned>(r) >> 30) == 1u; }
 // The bits a request completed inside its call needs: MPICH hands such requests its shared built-in
 // handle (an operation over one rank, MPI_PROC_NULL), so they go through the per-handle FIFO.
-inline uint64_t shared_handle_bits(MPI_Request r) { return is_builtin_request(r) ? kReqSharedHandle : 0; }
+inline uint64_t shared_handle_bits(MPI_Request r) { return is_builtin_request(r) ? uint64_t{kReqSharedHandle} : 0; }
 // The outstanding requests behind a shared handle, oldest first.
 HandleTable::Value shared_request(uint64_t key, size_t occurrence);
 void shared_request_done(uint64_t key, uint64_t id);
 
-uint64_t bytes_of(int count, MPI_Datatype type);
+uint64_t bytes_of(MPI_Count count, MPI_Datatype type);
+// The bytes a completed receive's status says arrived (0 for MPI_PROC_NULL or none).
+uint64_t received_bytes(const MPI_Status& st);
 int32_t tag_of(int tag);
 
 // A status array the application may have passed as MPI_STATUSES_IGNORE.
@@ -160,7 +163,7 @@ inline uint64_t call_end() {
 // Reports an internal failure once and stops recording on this rank. The application goes on.
 void internal_error(const char* what) noexcept;
 
-// Calls llamp does not trace (gen_wrappers.py's UNTRACED and large-count variants): the generated
+// Calls llamp does not trace (gen_wrappers.py's UNTRACED and their large-count variants): the generated
 // wrappers only count them, and MPI_Finalize writes untraced-NNNNN.json.
 struct UntracedName {
   const char* name;  // "MPI_Put"

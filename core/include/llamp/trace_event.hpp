@@ -80,6 +80,7 @@ enum EventFlag : uint32_t {
   kFlagStatusIgnored = 1u << 2,  // the application passed MPI_STATUS(ES)_IGNORE (we still record it)
   kFlagFailed = 1u << 3,         // the MPI call returned an error code
   kFlagPaused = 1u << 4,         // Pcontrol: tracing paused after this event
+  kFlagLargeCount = 1u << 5,     // the MPI 4.0 large-count variant (MPI_Send_c for MPI_Send, ...)
 };
 
 // One finished request (or the status of a blocking receive/probe).
