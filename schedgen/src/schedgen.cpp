@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <queue>
+#include <span>
 #include <unordered_map>
 
 #include "collective_spec.hpp"
@@ -39,10 +40,10 @@ struct Instance {
 };
 
 // MPI 4.0 persistent collectives of one rank: the init event of each live request, and the
-// nonblocking collectives that starting them performs, read right after the start.
+// nonblocking collectives that starting them performs, read before the start itself.
 struct PersistentCollectives {
   std::unordered_map<uint64_t, Event> inits;  // request id -> its MPI_X_init event
-  std::deque<Event> started;                  // MPI_IX events made from a start, not read yet
+  std::deque<Event> queue;                    // the MPI_IX events a start performs, then the start itself; not read yet
   Event current;                              // the one being read
 };
 
@@ -106,9 +107,9 @@ class Pass {
 
 const Event* Pass::next_event(uint32_t r) {
   PersistentCollectives& p = persistent_[r];
-  if (p.started.empty()) return td_.ranks[r].next();
-  p.current = std::move(p.started.front());
-  p.started.pop_front();
+  if (p.queue.empty()) return td_.ranks[r].next();
+  p.current = std::move(p.queue.front());
+  p.queue.pop_front();
   return &p.current;
 }
 
@@ -120,16 +121,18 @@ const Event* Pass::next_event(uint32_t r) {
 // start them, as MPI requires, among their other collectives. Returns true when the start was
 // queued that way (read it again from the queue, not now).
 bool Pass::track_persistent(uint32_t r, const Event& e) {
-  if (e.flags & trace::kFlagFailed) return false;
   PersistentCollectives& p = persistent_[r];
-  std::vector<uint64_t> ids = e.requests;
-  if (ids.empty() && e.request != 0) ids.push_back(e.request);
-  switch (trace::call_family(e.call)) {
+  const trace::Family f = trace::call_family(e.call);
+  if ((e.flags & trace::kFlagFailed) || (p.inits.empty() && f != trace::Family::collective_init)) return false;
+  // Start and Request_free list their requests; a single one may come as `request`.
+  const std::span<const uint64_t> ids = e.requests.empty() && e.request != 0 ? std::span<const uint64_t>(&e.request, 1)
+                                                                             : std::span<const uint64_t>(e.requests);
+  switch (f) {
     case trace::Family::collective_init:
       if (e.request != 0) p.inits[e.request] = e;
       return false;
     case trace::Family::start: {
-      const size_t before = p.started.size();
+      const size_t before = p.queue.size();
       for (uint64_t id : ids) {
         auto it = p.inits.find(id);
         if (it == p.inits.end()) continue;  // a point-to-point request
@@ -138,10 +141,10 @@ bool Pass::track_persistent(uint32_t r, const Event& e) {
         c.t_start_ns = c.t_end_ns = e.t_start_ns;
         c.thread = e.thread;
         c.request = id;
-        p.started.push_back(std::move(c));
+        p.queue.push_back(std::move(c));
       }
-      if (p.started.size() == before) return false;
-      p.started.push_back(e);  // the start's point-to-point requests and its own time
+      if (p.queue.size() == before) return false;
+      p.queue.push_back(e);  // the start's point-to-point requests and its own time
       return true;
     }
     case trace::Family::request_free:
@@ -177,11 +180,11 @@ void Pass::run() {
       }
       // What the persistent queue holds (the collectives a start performs, then the start again)
       // takes the start's call index and is not counted as an event again.
-      const bool started = e == &persistent_[r].current;
-      const uint64_t call_index = started ? call_index_[r] - 1 : call_index_[r]++;
-      if (!started) ++stats_.events;
+      const bool queued = e == &persistent_[r].current;
+      const uint64_t call_index = queued ? call_index_[r] - 1 : call_index_[r]++;
+      if (!queued) ++stats_.events;
       trace::Family f = trace::call_family(e->call);
-      if (!started &&
+      if (!queued &&
           (f == trace::Family::collective_init || f == trace::Family::start || f == trace::Family::request_free) &&
           track_persistent(r, *e)) {
         // read again from the queue, after the collectives it started
