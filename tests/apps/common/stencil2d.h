@@ -6,6 +6,8 @@
 #ifndef LLAMP_STENCIL2D_H
 #define LLAMP_STENCIL2D_H
 
+#include <stdlib.h>
+
 typedef struct {
   int n;     /* interior cells per side; arrays are (n+2) x (n+2) with a ghost ring */
   int work;  /* relaxation steps per cell */
@@ -14,6 +16,17 @@ typedef struct {
 } Grid;
 
 static inline int at(const Grid *g, int i, int j) { return i * (g->n + 2) + j; }
+
+static inline Grid new_grid(int n, int work) {
+  const size_t cells = (size_t)(n + 2) * (size_t)(n + 2);
+  Grid g = {n, work, calloc(cells, sizeof(double)), calloc(cells, sizeof(double))};
+  return g;
+}
+
+static inline void free_grid(Grid *g) {
+  free(g->u);
+  free(g->next);
+}
 
 /* One cell's update: relax towards the neighbour average `work` times. The dependent chain of
  * flops cannot be folded by the compiler, so compute time scales with `work`. Returns the

@@ -9,6 +9,7 @@
  * "work" is the number of relaxation steps per cell (3 flops each): it scales compute linearly.
  */
 #include "app_counts.h"
+#include "cart2d.h"
 #include "stencil2d.h"
 
 enum { TAG_TO_NORTH = 10, TAG_TO_SOUTH = 11, TAG_TO_WEST = 12, TAG_TO_EAST = 13 };
@@ -27,17 +28,13 @@ int main(int argc, char **argv) {
   CALL(MPI_Comm_rank, (MPI_COMM_WORLD, &rank));
   CALL(MPI_Comm_size, (MPI_COMM_WORLD, &size));
 
-  int dims[2] = {0, 0}, periods[2] = {0, 0}, coords[2] = {0, 0};
-  CALL(MPI_Dims_create, (size, 2, dims));
-  MPI_Comm cart;
-  CALL(MPI_Cart_create, (MPI_COMM_WORLD, 2, dims, periods, 0, &cart));
-  CALL(MPI_Cart_coords, (cart, rank, 2, coords));
+  int dims[2], coords[2];
+  MPI_Comm cart = open_cart2d(size, rank, 0, dims, coords);
   int north, south, west, east;
   CALL(MPI_Cart_shift, (cart, 0, 1, &north, &south));
   CALL(MPI_Cart_shift, (cart, 1, 1, &west, &east));
 
-  const size_t cells = (size_t)(n + 2) * (size_t)(n + 2);
-  Grid g = {n, work, calloc(cells, sizeof(double)), calloc(cells, sizeof(double))};
+  Grid g = new_grid(n, work);
   /* columns are strided: they travel through contiguous pack/unpack buffers */
   const size_t column_bytes = (size_t)n * sizeof(double);
   double *west_out = malloc(column_bytes), *east_out = malloc(column_bytes);
@@ -91,8 +88,7 @@ int main(int argc, char **argv) {
         "checksum %.12e\n",
         size, dims[0], dims[1], iterations, n, n, work, global_residual, checksum);
   }
-  free(g.u);
-  free(g.next);
+  free_grid(&g);
   free(west_out);
   free(east_out);
   free(west_in);

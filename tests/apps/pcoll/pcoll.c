@@ -13,6 +13,7 @@
  * usage: app_pcoll [iterations] [cells per side per rank] [work per cell] [decision interval]
  */
 #include "app_counts.h"
+#include "cart2d.h"
 #include "stencil2d.h"
 
 int main(int argc, char **argv) {
@@ -29,14 +30,10 @@ int main(int argc, char **argv) {
   CALL(MPI_Comm_rank, (MPI_COMM_WORLD, &rank));
   CALL(MPI_Comm_size, (MPI_COMM_WORLD, &size));
 
-  int dims[2] = {0, 0}, periods[2] = {1, 1}, coords[2] = {0, 0};
-  CALL(MPI_Dims_create, (size, 2, dims));
-  MPI_Comm torus;
-  CALL(MPI_Cart_create, (MPI_COMM_WORLD, 2, dims, periods, 0, &torus));
-  CALL(MPI_Cart_coords, (torus, rank, 2, coords));
+  int dims[2], coords[2];
+  MPI_Comm torus = open_cart2d(size, rank, 1, dims, coords);
 
-  const size_t cells = (size_t)(n + 2) * (size_t)(n + 2);
-  Grid g = {n, work, calloc(cells, sizeof(double)), calloc(cells, sizeof(double))};
+  Grid g = new_grid(n, work);
   /* The four edges in the topology's neighbour order (stencil2d.h). */
   double *out = malloc(4 * (size_t)n * sizeof(double)),
          *in = malloc(4 * (size_t)n * sizeof(double));
@@ -89,8 +86,7 @@ int main(int argc, char **argv) {
         "go on, residual sum after iteration 1 %.6e, checksum %.12e\n",
         size, dims[0], dims[1], iterations, n, n, work, decisions, first_sum, checksum);
   }
-  free(g.u);
-  free(g.next);
+  free_grid(&g);
   free(out);
   free(in);
   return app_finalize(rank);
