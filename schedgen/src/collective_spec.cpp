@@ -188,11 +188,17 @@ void neighbor_spec(const CollCall& call, CollSpec& s, const std::function<std::s
 
 }  // namespace
 
+std::string collective_label(const trace::Event& e) {
+  std::string label(trace::call_name(e.call));
+  if (e.flags & kFlagPersistentStart) label += ", started by MPI_Start/MPI_Startall of a persistent request";
+  return label;
+}
+
 CollSpec make_spec(const CollCall& call, uint64_t segment_bytes) {
   const auto& ev = call.events;
   const uint32_t p = static_cast<uint32_t>(call.members.size());
   auto where = [&](uint32_t i) {
-    return fmt::format("rank {} call {} ({})", call.members[i], call.call_index[i], trace::call_name(ev[i]->call));
+    return fmt::format("rank {} call {} ({})", call.members[i], call.call_index[i], collective_label(*ev[i]));
   };
   CollSpec s;
   s.kind = coll_kind_of(ev[0]->call);

@@ -141,6 +141,7 @@ bool Pass::track_persistent(uint32_t r, const Event& e) {
         c.t_start_ns = c.t_end_ns = e.t_start_ns;
         c.thread = e.thread;
         c.request = id;
+        c.flags |= kFlagPersistentStart;
         p.queue.push_back(std::move(c));
       }
       if (p.queue.size() == before) return false;
@@ -300,7 +301,7 @@ void Pass::report_stalled() {
     for (size_t i = 0; i < inst.members.size(); ++i) {
       if (inst.arrived[i])
         waiting += fmt::format("{}rank {} (call {}, {})", waiting.empty() ? "" : ", ", inst.members[i],
-                               inst.call_index[i], trace::call_name(inst.events[i].call));
+                               inst.call_index[i], collective_label(inst.events[i]));
       else
         missing += fmt::format("{}{}", missing.empty() ? "" : ", ", inst.members[i]);
     }

@@ -204,6 +204,21 @@ TEST(SchedgenErrors, CollectiveMismatchAndMissingMembers) {
   }
 }
 
+// A persistent collective started on one rank only: the error names the start's call, and says
+// the collective came from starting a persistent request.
+TEST(SchedgenErrors, PersistentCollectiveStartedByOneRankOnly) {
+  TraceSpec t(2);
+  for (uint32_t r = 0; r < 2; ++r) t[r].coll(Call::Allreduce_init, 8).request = 5;
+  t[0].compute(10).add(Call::Start).requests = {5};
+  t[0].wait(Call::Wait, {5}, {{5}});
+  std::string msg = error_of(t.write("persistent_one_rank"));
+  EXPECT_NE(msg.find("never completed"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("rank 0 (call 2, MPI_Iallreduce, started by MPI_Start/MPI_Startall of a persistent request) "
+                     "wait for rank(s) 1"),
+            std::string::npos)
+      << msg;
+}
+
 TEST(SchedgenErrors, MissingTraceDirectory) {
   std::string msg = error_of("/nonexistent/llamp/trace");
   EXPECT_NE(msg.find("/nonexistent/llamp/trace"), std::string::npos) << msg;
