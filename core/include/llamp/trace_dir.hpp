@@ -42,7 +42,7 @@ void write_tracer_cost(const std::string& dir, uint32_t rank, const TracerCost& 
 // throws llamp::Error naming the file when it is malformed.
 std::optional<TracerCost> read_tracer_cost(const std::string& dir, uint32_t rank);
 
-// MPI calls a rank made that llamp does not trace (one-sided, persistent collectives, ...):
+// MPI calls a rank made that llamp does not trace (one-sided, partitioned, ...):
 // untraced-NNNNN.json, written at MPI_Finalize only by a rank that made any (docs/FORMATS.md).
 struct UntracedCall {
   std::string name;  // "MPI_Put"

@@ -16,7 +16,7 @@ struct Options {
   bool allow_unmatched = false;             // drop sends/receives without a partner (counted) instead of failing
   bool allow_truncated = false;             // cut every rank where the first truncated rank ends
   // Build the graph although ranks made MPI calls the tracer does not trace (untraced-NNNNN.json:
-  // one-sided, persistent collectives, ...): their communication is then missing (a warning).
+  // one-sided, partitioned, ...): their communication is then missing (a warning).
   bool allow_untraced_calls = false;
   uint32_t max_listed = 10;  // how many offending operations an error lists
   // A completion found by polling (MPI_Test*, MPI_Iprobe, MPI_Improbe after at least one failed
