@@ -5,7 +5,8 @@ the only thing that changes between them is LLAMP_DELTA_L:
   * the patched MPICH prefix's llamp-env.sh (PATH, LD_LIBRARY_PATH) when one is given;
   * the --mpi-env variables; by default MPIR_CVAR_NOLOCAL=1, because the injector routes on-node
     messages through UCX while ΔL > 0, and ΔL = 0 must take the same path;
-  * one rank per core (--bind-to core, Hydra's -bind-to), so the scheduler does not move ranks.
+  * one rank per core (--bind-to core, Hydra's -bind-to), so the scheduler does not move ranks;
+    within this process's CPU affinity mask (taskset, a cpuset), which Hydra's -bind-to core ignores.
 """
 import os
 import re
@@ -56,6 +57,41 @@ def with_preload(env, libs):
 BIND_TO = re.compile(r"^(none|core|hwthread|socket|numa|board|l[123]cache)(:[1-9][0-9]*)?$")
 
 
+def _online_cpus():
+    try:
+        with open("/sys/devices/system/cpu/online") as f:
+            text = f.read().strip()
+    except OSError:
+        return set(range(os.cpu_count() or 1))
+    cpus = set()
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        cpus.update(range(int(first), int(last or first) + 1))
+    return cpus
+
+
+def allowed_cores():
+    """This process's CPUs grouped by physical core, in CPU order: [[cpu, its siblings...], ...]."""
+    cores = {}
+    for cpu in sorted(os.sched_getaffinity(0)):
+        topology = f"/sys/devices/system/cpu/cpu{cpu}/topology/"
+        try:
+            with open(topology + "physical_package_id") as p, open(topology + "core_id") as c:
+                key = (p.read().strip(), c.read().strip())
+        except OSError:
+            key = ("cpu", str(cpu))
+        cores.setdefault(key, []).append(cpu)
+    return list(cores.values())
+
+
+def _user_binding(unit, per_rank, ranks):
+    """Hydra's -bind-to user:... that gives rank r the r-th group of the affinity mask's cores
+    (unit core) or CPUs (hwthread), per_rank of them each."""
+    groups = allowed_cores() if unit == "core" else [[cpu] for cpu in sorted(os.sched_getaffinity(0))]
+    ranks_cpus = [[cpu for group in groups[r * per_rank:(r + 1) * per_rank] for cpu in group] for r in range(ranks)]
+    return "user:" + ",".join("+".join(str(cpu) for cpu in cpus) for cpus in ranks_cpus)
+
+
 def binding_args(launcher, bind_to, ranks, mode, log=print):
     """Launcher arguments that pin each rank to its own core(s) ([] for --bind-to none).
 
@@ -63,7 +99,12 @@ def binding_args(launcher, bind_to, ranks, mode, log=print):
     ms, and traced runs landed in the slow one more often (untraced 640-724 ms, traced 641-783 ms
     in six pairs); pinned, six pairs gave 628-671 and 642-659 ms. Only Hydra (MPICH's mpiexec)
     takes -bind-to; another launcher is told by --mpiexec-arg. Locally, more ranks than cores
-    cannot have a core each, so they are left to the scheduler."""
+    cannot have a core each, so they are left to the scheduler.
+
+    Hydra's -bind-to core places rank r on the machine's r-th core even when this process may only
+    run on some of them (taskset -c 5-9: ranks on cores 0..; seen 2026-11-27), so two campaigns on
+    disjoint cores would share cores 0.. and a cpuset's ranks would leave it. Locally, under a mask
+    smaller than the machine, the ranks get the mask's cores by name (-bind-to user:5,6,...)."""
     if not BIND_TO.match(bind_to):
         raise SystemExit(f"llamp-campaign: --bind-to {bind_to}: expected core, core:N, hwthread, socket, numa, "
                          f"l1cache..l3cache (each with an optional :N) or none")
@@ -77,10 +118,24 @@ def binding_args(launcher, bind_to, ranks, mode, log=print):
         log(f"llamp-campaign: note: {launcher} is not MPICH's Hydra: ranks are not pinned (pass the launcher's own "
             f"option with --mpiexec-arg)")
         return []
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     unit, _, count = bind_to.partition(":")
+    if unit == "core":
+        cores = len(allowed_cores())
+    else:
+        cores = len(os.sched_getaffinity(0))
     per_rank = int(count or 1) if unit in ("core", "hwthread") else 1
-    if mode == "local" and ranks * per_rank > cores:
+    if mode != "local":
+        return ["-bind-to", bind_to]
+    if ranks * per_rank > cores:
         log(f"llamp-campaign: note: {ranks} ranks x {per_rank} core(s) on {cores} cores: ranks are not pinned")
         return []
+    if unit in ("core", "hwthread") and os.sched_getaffinity(0) != _online_cpus():
+        user = _user_binding(unit, per_rank, ranks)
+        log(f"llamp-campaign: note: this process may run on CPUs {_cpu_list(os.sched_getaffinity(0))} only: "
+            f"ranks pinned with -bind-to {user}")
+        return ["-bind-to", user]
     return ["-bind-to", bind_to]
+
+
+def _cpu_list(cpus):
+    return ",".join(str(c) for c in sorted(cpus))

@@ -169,6 +169,21 @@ void BM_ExactCurve(benchmark::State& state, const std::string& name) {
   memory_counters(state, g, e);
 }
 
+// What `llamp analyze` runs by default: curve_plan's engines (one per hardware thread where memory
+// allows) and lanes, so the figure follows the machine it is measured on.
+void BM_ExactCurveDefault(benchmark::State& state, const std::string& name) {
+  const graph::Graph& g = cached(name);
+  Engine e(g, homogeneous_model(params()));
+  const CurvePlan plan = curve_plan(e, 0);
+  Curve c;
+  for (auto _ : state) c = exact_curve(e, Sweep::L, 0, 100000, plan.threads, plan.lanes);
+  state.counters["breakpoints"] = static_cast<double>(c.breakpoints.size());
+  state.counters["evaluations"] = static_cast<double>(c.evaluations);
+  state.counters["threads"] = plan.threads;
+  state.counters["lanes"] = plan.lanes;
+  memory_counters(state, g, e);
+}
+
 void BM_Analyze(benchmark::State& state, const std::string& name) {
   const graph::Graph& g = cached(name);
   Engine e(g, homogeneous_model(params()));
@@ -235,6 +250,14 @@ BENCHMARK_CAPTURE(BM_ExactCurve, allreduce10M, std::string("allreduce10M"))
     ->Args({2, 1})
     ->Args({1, Engine::kLanes})
     ->Args({2, Engine::kLanes})
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_ExactCurveDefault, halo10M, std::string("halo10M"))
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_ExactCurveDefault, allreduce10M, std::string("allreduce10M"))
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1)
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_Analyze, alltoall1024, std::string("alltoall1024"))->Unit(benchmark::kSecond)->Iterations(1);
 

@@ -3,6 +3,7 @@ GOAL graph (mean send size, rounded down to a power of two, at most 4 KiB), the 
 schedgen arguments the parameters add, and the launcher arguments that pin ranks to cores."""
 import json
 import os
+import subprocess
 import unittest
 
 from campaign_testlib import temp_dir
@@ -161,6 +162,27 @@ class BindingTest(unittest.TestCase):
         self.assertEqual(self.bind(self.hydra, "core", self.cores + 1, mode="slurm"), ["-bind-to", "core"])
         self.assertEqual(self.bind("/bin/echo", "core", 1), [])  # prints "--version", not Hydra's banner
         self.assertIn("not MPICH's Hydra", self.notes[-1])
+
+    def test_ranks_stay_inside_the_affinity_mask(self):
+        # taskset / a cpuset: Hydra's -bind-to core would put rank 0 on the machine's core 0.
+        everything = os.sched_getaffinity(0)
+        last = max(everything)
+        if len(everything) < 2:
+            self.skipTest("needs two CPUs")
+        os.sched_setaffinity(0, {last})
+        try:
+            args = self.bind(self.hydra, "core", 1)
+            self.assertEqual(args, ["-bind-to", f"user:{last}"])
+            self.assertIn(f"CPUs {last} only", self.notes[-1])
+            self.assertEqual(self.bind(self.hydra, "hwthread", 1), ["-bind-to", f"user:{last}"])
+            self.assertEqual(self.bind(self.hydra, "core", 2), [])  # one CPU left: not pinned
+            # The rank Hydra starts with these arguments runs on that CPU, not on CPU 0.
+            out = subprocess.run([self.hydra, *args, "-n", "1", "grep", "Cpus_allowed_list", "/proc/self/status"],
+                                 capture_output=True, text=True, timeout=60)
+            self.assertEqual(out.stdout.split(), ["Cpus_allowed_list:", str(last)], out.stderr)
+        finally:
+            os.sched_setaffinity(0, everything)
+        self.assertEqual(self.bind(self.hydra, "core", 1), ["-bind-to", "core"])  # the whole machine
 
     def test_several_cores_per_rank_for_threads(self):
         self.assertEqual(self.bind(self.hydra, f"core:{self.cores}", 1), ["-bind-to", f"core:{self.cores}"])
