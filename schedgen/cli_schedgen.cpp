@@ -30,6 +30,7 @@ struct CliArgs {
   bool no_initiation_time = false;
   bool no_failed_poll_time = false;
   bool tracer_time = false;
+  bool async_progress = false;
   std::string collective_overhead = "0ns";
   std::string probe_overhead = "0ns";
 };
@@ -46,6 +47,7 @@ void run(const CliArgs& a) {
   opts.initiation_time = !a.no_initiation_time;
   opts.failed_poll_time = !a.no_failed_poll_time;
   opts.tracer_time = a.tracer_time;
+  opts.async_progress = a.async_progress;
   opts.collective_overhead_ns = units::parse_time_ns(a.collective_overhead, "--collective-overhead");
   opts.probe_overhead_ns = units::parse_time_ns(a.probe_overhead, "--probe-overhead");
   if (opts.collective_overhead_ns < 0 || opts.probe_overhead_ns < 0)
@@ -102,6 +104,9 @@ void run(const CliArgs& a) {
   if (st.collective_overhead_calls)
     fmt::print("  {} blocking collective call(s) over several ranks: {} ns of computation added at the start of each\n",
                st.collective_overhead_calls, opts.collective_overhead_ns);
+  if (st.progress_gated_ops)
+    fmt::print("  {} operation(s) of nonblocking collectives start at the next MPI call (progress)\n",
+               st.progress_gated_ops);
   if (st.probe_overhead_calls)
     fmt::print("  {} blocking probe(s): {} ns of computation added after each probed message's arrival\n",
                st.probe_overhead_calls, opts.probe_overhead_ns);
@@ -134,6 +139,10 @@ void register_cli(CLI::App& app) {
                 "Build the graph although ranks made MPI calls llamp does not trace (one-sided, partitioned; "
                 "untraced-NNNNN.json): their communication is "
                 "missing and their time counts as computation");
+  sub->add_flag("--async-progress", args->async_progress,
+                "Nonblocking and persistent collectives progress on their own (an asynchronous progress thread, "
+                "offloaded collectives): a round starts the moment the previous one's messages arrive, instead of "
+                "at the rank's next MPI call after the collective's start (MPICH's default)");
   sub->add_flag("--no-poll-lag", args->no_poll_lag,
                 "Completions found by polling loops (MPI_Test*, MPI_Iprobe, MPI_Improbe) are noticed the instant "
                 "they happen, instead of half a polling period later (1.5 for MPI_Iprobe/MPI_Improbe; a lag llamp "

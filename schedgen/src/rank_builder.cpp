@@ -327,6 +327,24 @@ uint64_t RankBuilder::flush_calc() {
   return v;
 }
 
+// MPICH runs a nonblocking collective's schedule in its progress engine: the start issues the
+// operations that wait for nothing, and an operation that waits for a receive (the next round of
+// a recursive doubling, a binomial tree's forwarding) is issued by the first progress call after
+// that receive completed. Without an asynchronous progress thread that is an MPI call of this
+// rank, so a collective started before a long computation runs its later rounds in the wait
+// after it: each costs a full latency there (2 ranks, MPI_Iallreduce of 512 doubles, two rounds,
+// then 200 µs of computation, then MPI_Wait: +103 µs per iteration at ΔL = 100 µs, against +2
+// µs for 1 double, one round). The graph starts such an operation no earlier than the rank's next
+// MPI call, the earliest progress it can have; a polling loop may progress it later.
+void RankBuilder::release_progress_gates(uint64_t call_index) {
+  if (chain_.progress_gated.empty() || call_index == chain_.gated_call) return;
+  const uint64_t v = flush_calc();
+  for (uint64_t op : chain_.progress_gated) sink_.requires_edge(rank_, op, v);
+  ctx_.stats.progress_gated_ops += chain_.progress_gated.size();
+  chain_.progress_gated.clear();
+  chain_.pending_req.push_back(v);  // the call's own computation chain continues from here
+}
+
 void RankBuilder::hold(Ref r) {
   if (r & kRecordBit) ++records_[r & ~kRecordBit].refs;
 }
@@ -757,6 +775,7 @@ void RankBuilder::on_event(const Event& e, uint64_t call_index) {
     return;
   }
   if (ctx_.options.poll_lag) track_polling(e);
+  release_progress_gates(call_index);
   switch (trace::call_family(e.call)) {
     case Family::send:
       handle_send(e, call_index);
@@ -844,8 +863,9 @@ void RankBuilder::on_event(const Event& e, uint64_t call_index) {
 }
 
 void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, const std::vector<int32_t>& members,
-                                int32_t tag, std::vector<uint64_t>& op_vertices) {
+                                int32_t tag, std::vector<uint64_t>& op_vertices, uint64_t call_index) {
   account_time(e);
+  release_progress_gates(call_index);
   chain_.poll_fails = 0;
   chain_.probe_lag_ns = 0;
   chain_.after_blocking_probe = false;
@@ -878,7 +898,16 @@ void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, co
     return;
   }
   // Nonblocking: the next computation starts once the collective has started; the completion
-  // waits for its last operations.
+  // waits for its last operations. What waits for one of its receives waits for progress too.
+  if (!alone && !ctx_.options.async_progress) {
+    for (uint32_t k = 0; k < schedule.ops.size(); ++k)
+      for (uint32_t d : schedule.deps_of(k))
+        if (!schedule.ops[d].is_send) {
+          chain_.progress_gated.push_back(op_vertices[k]);
+          break;
+        }
+    chain_.gated_call = call_index;
+  }
   Request q;
   for (uint32_t k = 0; k < schedule.ops.size(); ++k)
     if (schedule.ops[k].dep_count == 0) chain_.pending_ireq.push_back(op_vertices[k]);

@@ -24,8 +24,9 @@ class RankBuilder {
   // Every event except (i)collectives, which the driver gathers across members first.
   void on_event(const trace::Event& e, uint64_t call_index);
   // A collective's part for this rank. `peers` are world ranks of the communicator members.
+  // `call_index`: the call that started it (MPI_Start/Startall for a persistent collective).
   void on_collective(const trace::Event& e, const RankSchedule& schedule, const std::vector<int32_t>& members,
-                     int32_t tag, std::vector<uint64_t>& op_vertices);
+                     int32_t tag, std::vector<uint64_t>& op_vertices, uint64_t call_index);
   // After the last event: final computation, receives still open.
   void end_of_stream();
 
@@ -128,6 +129,9 @@ class RankBuilder {
   // The vertex that stands for noticing chain_.pending_lag: chain_.pending_lag_ns after all of it completed.
   uint64_t make_lag_vertex();
   uint64_t flush_calc();
+  // At a call other than the one that started them: the nonblocking collectives' operations
+  // waiting for progress (chain_.progress_gated) start no earlier than this call.
+  void release_progress_gates(uint64_t call_index);
   // Creates a send (or nothing for dropped ones) that starts after `after`; enters it for matching.
   // A synchronous send also gets the vertex that receives its acknowledgement, returned in *ack
   // (kNone otherwise): the operation completes when both have.
@@ -197,6 +201,10 @@ class RankBuilder {
     uint64_t poll_first_ns = 0, probe_lag_ns = 0, probe_comm = 0;
     uint64_t probe_loop_calc = kNone;
     bool after_blocking_probe = false;  // the last call was an MPI_Probe: the receive takes its message
+    // Operations of nonblocking collectives that wait for one of their receives, and so for the
+    // progress engine: they start at the next MPI call after `gated_call` (release_progress_gates).
+    std::vector<uint64_t> progress_gated;
+    uint64_t gated_call = 0;
     // The periods of the last polling loops (with failed polls) of each polling call, for the lag of
     // a completion found at a loop's first poll; made at the first such loop (most ranks never poll,
     // and the builders of all ranks stay small enough for the cache).

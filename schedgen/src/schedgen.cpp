@@ -259,7 +259,8 @@ void Pass::expand(uint64_t comm, Instance& inst) {
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> recvs(p);  // (peer, op) per member
   for (uint32_t i = 0; i < p; ++i) {
     build_schedule(algo, spec, i, schedule_);
-    builders_[inst.members[i]].on_collective(inst.events[i], schedule_, inst.members, tag, vertices[i]);
+    builders_[inst.members[i]].on_collective(inst.events[i], schedule_, inst.members, tag, vertices[i],
+                                             inst.call_index[i]);
     for (uint32_t k = 0; k < schedule_.ops.size(); ++k) {
       const CollOp& op = schedule_.ops[k];
       if (op.is_send)

@@ -310,6 +310,54 @@ TEST(SchedgenCollectives, NonblockingCollectiveOverlapsComputation) {
   EXPECT_EQ(g.value[g.global_id(0, 3)], 10u + 500u);  // the start's own 10 ns (it cannot wait), the gap
 }
 
+// A nonblocking collective's second round progresses only in an MPI call (MPICH without an
+// asynchronous progress thread): after MPI_Iallreduce of 4 KiB (reduce-scatter + allgather, two
+// rounds at p = 2) and 500 ns of computation, the allgather's exchange starts no earlier than the
+// MPI_Wait; with --async-progress, as soon as the reduce-scatter's message is there.
+TEST(SchedgenCollectives, NonblockingCollectiveLaterRoundsWaitForTheNextCall) {
+  TraceSpec t(2);
+  for (uint32_t r = 0; r < 2; ++r) {
+    Event& e = t[r].compute(10).coll(Call::Iallreduce, 4096);
+    e.request = 42;
+    t[r].compute(500).wait(Call::Wait, {42}, {{42}});
+  }
+  const std::string dir = t.write("iallreduce_rounds");
+  Stats st;
+  graph::Graph g = build_graph(dir, {}, &st);
+  // 0 the computation before, 1-2 the reduce-scatter exchange, 3-4 the allgather's, 5 the
+  // computation after the start (its 10 ns and the 500 ns gap), 6 the Wait's zero calc chained to
+  // 5, 7 after the Wait.
+  EXPECT_EQ(kinds_of(g, 0), "c s r s r c c c");
+  // the reduce-scatter's exchange, and the computation up to the Wait
+  EXPECT_EQ(preds_of(g, 0, 3), (std::vector<std::string>{"R1", "R2", "R5"}));
+  EXPECT_EQ(preds_of(g, 0, 4), (std::vector<std::string>{"R1", "R2", "R5"}));
+  EXPECT_EQ(g.value[g.global_id(0, 5)], 10u + 500u);
+  EXPECT_EQ(preds_of(g, 0, 7), (std::vector<std::string>{"R3", "R4", "R6"}));
+  EXPECT_EQ(st.progress_gated_ops, 4u);  // two per rank
+
+  Options async;
+  async.async_progress = true;
+  graph::Graph a = build_graph(dir, async);
+  EXPECT_EQ(kinds_of(a, 0), "c s r s r c c");
+  EXPECT_EQ(preds_of(a, 0, 3), (std::vector<std::string>{"R1", "R2"}));
+  EXPECT_EQ(preds_of(a, 0, 4), (std::vector<std::string>{"R1", "R2"}));
+}
+
+// The same for a persistent MPI_Allreduce: the MPI_Start that starts it is not yet the next call.
+TEST(SchedgenCollectives, PersistentCollectiveLaterRoundsWaitForTheCallAfterItsStart) {
+  TraceSpec t(2);
+  for (uint32_t r = 0; r < 2; ++r) {
+    t[r].coll(Call::Allreduce_init, 4096).request = 42;
+    t[r].compute(10).add(Call::Start).requests = {42};
+    t[r].compute(500).wait(Call::Wait, {42}, {{42}});
+  }
+  graph::Graph g = build_graph(t.write("persistent_allreduce_rounds"));
+  EXPECT_EQ(kinds_of(g, 0), "c s r s r c c c");
+  EXPECT_EQ(g.value[g.global_id(0, 5)], 10u + 500u);  // the start's own time and the gap up to the Wait
+  EXPECT_EQ(preds_of(g, 0, 3), (std::vector<std::string>{"R1", "R2", "R5"}));
+  EXPECT_EQ(preds_of(g, 0, 4), (std::vector<std::string>{"R1", "R2", "R5"}));
+}
+
 // MPI 4.0 persistent collectives: each start of the request is the nonblocking collective with the
 // init's arguments, so the graph is NonblockingCollectiveOverlapsComputation's once per start.
 TEST(SchedgenCollectives, PersistentCollectiveStartsAreItsNonblockingCollective) {

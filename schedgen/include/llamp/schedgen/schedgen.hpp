@@ -52,6 +52,13 @@ struct Options {
   // application run on cold caches exceed the hot-loop o the graph charges), and taking the tracer
   // off lowered them further (RRMSE +0.06 to +0.41 points).
   bool tracer_time = false;
+  // A nonblocking (or persistent) collective's later rounds progress only inside MPI calls, as in
+  // MPICH without an asynchronous progress thread (its default, MPIR_CVAR_ASYNC_PROGRESS=0): an
+  // operation of the schedule that waits for a receive of it starts no earlier than the rank's
+  // next MPI call after the one that started the collective (docs/schedgen.md, "Progress of
+  // nonblocking collectives"). On: they progress the moment their messages arrive (LogGOPSim's
+  // assumption; an MPI with asynchronous progress or offloaded collectives).
+  bool async_progress = false;
 };
 
 // One send or receive without a partner, as named in errors.
@@ -84,6 +91,7 @@ struct Stats {
   uint64_t failed_poll_ns = 0;             // the time inside them (all ranks)
   uint64_t collective_overhead_calls = 0;  // blocking collective calls charged collective_overhead_ns (per rank)
   uint64_t probe_overhead_calls = 0;       // blocking probes charged probe_overhead_ns
+  uint64_t progress_gated_ops = 0;         // nonblocking collectives' operations that wait for the next MPI call
   uint64_t collective_messages = 0;
   uint64_t collectives = 0;    // collective calls (instances, not per rank)
   uint64_t dropped_sends = 0;  // --allow-unmatched
