@@ -329,20 +329,48 @@ uint64_t RankBuilder::flush_calc() {
 
 // MPICH runs a nonblocking collective's schedule in its progress engine: the start issues the
 // operations that wait for nothing, and an operation that waits for a receive (the next round of
-// a recursive doubling, a binomial tree's forwarding) is issued by the first progress call after
-// that receive completed. Without an asynchronous progress thread that is an MPI call of this
-// rank, so a collective started before a long computation runs its later rounds in the wait
-// after it: each costs a full latency there (2 ranks, MPI_Iallreduce of 512 doubles, two rounds,
-// then 200 µs of computation, then MPI_Wait: +103 µs per iteration at ΔL = 100 µs, against +2
-// µs for 1 double, one round). The graph starts such an operation no earlier than the rank's next
-// MPI call, the earliest progress it can have; a polling loop may progress it later.
-void RankBuilder::release_progress_gates(uint64_t call_index) {
-  if (chain_.progress_gated.empty() || call_index == chain_.gated_call) return;
-  const uint64_t v = flush_calc();
-  for (uint64_t op : chain_.progress_gated) sink_.requires_edge(rank_, op, v);
-  ctx_.stats.progress_gated_ops += chain_.progress_gated.size();
-  chain_.progress_gated.clear();
-  chain_.pending_req.push_back(v);  // the call's own computation chain continues from here
+// a recursive doubling, a binomial tree's forwarding) is issued by the first pass of the progress
+// engine after that receive completed. Without an asynchronous progress thread such a pass is an
+// MPI call of this rank: one pass in a call that returns at once (MPI_Test, MPI_Iprobe, another
+// start), passes until it returns in one that can block (MPI_Wait, MPI_Recv, a blocking
+// collective). So a collective started before a long computation runs its later rounds in the
+// wait after it, each costing a full latency there (2 ranks, MPI_Iallreduce of 512 doubles, two
+// rounds, then 200 µs of computation, then MPI_Wait: +103 µs per iteration at ΔL = 100 µs,
+// against +2 µs for 1 double, one round). The graph starts an operation that waits for k
+// receives in a row no earlier than the k-th call after the start, or the first one that can
+// block: the earliest progress it can have (a pass that comes before its receive completed makes
+// it wait for the next one, which the graph cannot know).
+namespace {
+bool returns_after_one_pass(const Event& e) {
+  if (cannot_wait(e)) return true;
+  switch (e.call) {
+    case Call::Test:
+    case Call::Testall:
+    case Call::Testany:
+    case Call::Testsome:
+    case Call::Iprobe:
+    case Call::Improbe:
+      return true;
+    default:
+      return false;
+  }
+}
+}  // namespace
+
+void RankBuilder::release_progress_gates(const Event& e, uint64_t call_index) {
+  if (chain_.progress_gated.empty()) return;
+  const bool one_pass = returns_after_one_pass(e);
+  uint64_t v = kNone;
+  for (GatedCollective& gc : chain_.progress_gated) {
+    if (gc.start_call == call_index) continue;  // e.g. the other collectives of one MPI_Startall
+    for (size_t n = 0; gc.next < gc.levels.size() && (!one_pass || n < 1); ++n, ++gc.next) {
+      if (v == kNone) v = flush_calc();
+      for (uint64_t op : gc.levels[gc.next]) sink_.requires_edge(rank_, op, v);
+      ctx_.stats.progress_gated_ops += gc.levels[gc.next].size();
+    }
+  }
+  std::erase_if(chain_.progress_gated, [](const GatedCollective& gc) { return gc.next == gc.levels.size(); });
+  if (v != kNone) chain_.pending_req.push_back(v);  // the call's own computation chain continues from here
 }
 
 void RankBuilder::hold(Ref r) {
@@ -775,7 +803,7 @@ void RankBuilder::on_event(const Event& e, uint64_t call_index) {
     return;
   }
   if (ctx_.options.poll_lag) track_polling(e);
-  release_progress_gates(call_index);
+  release_progress_gates(e, call_index);
   switch (trace::call_family(e.call)) {
     case Family::send:
       handle_send(e, call_index);
@@ -865,7 +893,7 @@ void RankBuilder::on_event(const Event& e, uint64_t call_index) {
 void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, const std::vector<int32_t>& members,
                                 int32_t tag, std::vector<uint64_t>& op_vertices, uint64_t call_index) {
   account_time(e);
-  release_progress_gates(call_index);
+  release_progress_gates(e, call_index);
   chain_.poll_fails = 0;
   chain_.probe_lag_ns = 0;
   chain_.after_blocking_probe = false;
@@ -900,13 +928,17 @@ void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, co
   // Nonblocking: the next computation starts once the collective has started; the completion
   // waits for its last operations. What waits for one of its receives waits for progress too.
   if (!alone && !ctx_.options.async_progress) {
-    for (uint32_t k = 0; k < schedule.ops.size(); ++k)
+    std::vector<uint32_t> level(schedule.ops.size(), 0);  // receives of the collective in a row before it
+    GatedCollective gc;
+    gc.start_call = call_index;
+    for (uint32_t k = 0; k < schedule.ops.size(); ++k) {
       for (uint32_t d : schedule.deps_of(k))
-        if (!schedule.ops[d].is_send) {
-          chain_.progress_gated.push_back(op_vertices[k]);
-          break;
-        }
-    chain_.gated_call = call_index;
+        level[k] = std::max(level[k], level[d] + (schedule.ops[d].is_send ? 0 : 1));
+      if (level[k] == 0) continue;
+      if (gc.levels.size() < level[k]) gc.levels.resize(level[k]);
+      gc.levels[level[k] - 1].push_back(op_vertices[k]);
+    }
+    if (!gc.levels.empty()) chain_.progress_gated.push_back(std::move(gc));
   }
   Request q;
   for (uint32_t k = 0; k < schedule.ops.size(); ++k)

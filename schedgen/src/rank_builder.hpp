@@ -129,9 +129,10 @@ class RankBuilder {
   // The vertex that stands for noticing chain_.pending_lag: chain_.pending_lag_ns after all of it completed.
   uint64_t make_lag_vertex();
   uint64_t flush_calc();
-  // At a call other than the one that started them: the nonblocking collectives' operations
-  // waiting for progress (chain_.progress_gated) start no earlier than this call.
-  void release_progress_gates(uint64_t call_index);
+  // At a call other than the one that started them, the next progress level of each nonblocking
+  // collective in chain_.progress_gated (every level left if the call can block: it progresses
+  // until it returns) starts no earlier than this call.
+  void release_progress_gates(const trace::Event& e, uint64_t call_index);
   // Creates a send (or nothing for dropped ones) that starts after `after`; enters it for matching.
   // A synchronous send also gets the vertex that receives its acknowledgement, returned in *ack
   // (kNone otherwise): the operation completes when both have.
@@ -181,6 +182,15 @@ class RankBuilder {
     uint64_t median_ns_ = 0;
   };
 
+  // A started nonblocking collective's operations by progress level: level k waits for k
+  // receives of the collective in a row, so for k passes of the progress engine after the call
+  // that started it (`start_call`); levels[0] is level 1.
+  struct GatedCollective {
+    uint64_t start_call = 0;
+    std::vector<std::vector<uint64_t>> levels;
+    size_t next = 0;
+  };
+
   // The chain of the thread whose event is being handled. Each thread of a rank has its own chain
   // of calc vertices (MPI_THREAD_MULTIPLE: the threads' calls are independent except through
   // requests, which belong to the rank); the others are parked in `parked_`.
@@ -201,10 +211,9 @@ class RankBuilder {
     uint64_t poll_first_ns = 0, probe_lag_ns = 0, probe_comm = 0;
     uint64_t probe_loop_calc = kNone;
     bool after_blocking_probe = false;  // the last call was an MPI_Probe: the receive takes its message
-    // Operations of nonblocking collectives that wait for one of their receives, and so for the
-    // progress engine: they start at the next MPI call after `gated_call` (release_progress_gates).
-    std::vector<uint64_t> progress_gated;
-    uint64_t gated_call = 0;
+    // Nonblocking collectives with operations that wait for one of their receives, and so for the
+    // progress engine (release_progress_gates).
+    std::vector<GatedCollective> progress_gated;
     // The periods of the last polling loops (with failed polls) of each polling call, for the lag of
     // a completion found at a loop's first poll; made at the first such loop (most ranks never poll,
     // and the builders of all ranks stay small enough for the cache).

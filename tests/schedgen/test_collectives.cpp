@@ -343,6 +343,26 @@ TEST(SchedgenCollectives, NonblockingCollectiveLaterRoundsWaitForTheNextCall) {
   EXPECT_EQ(preds_of(a, 0, 4), (std::vector<std::string>{"R1", "R2"}));
 }
 
+// At 4 ranks the same collective has four rounds, three of them after a receive: an MPI_Test
+// (one pass of the progress engine) issues the second, the MPI_Wait the rest.
+TEST(SchedgenCollectives, NonblockingCollectiveRoundsAdvanceOnePerPollAndAllInAWait) {
+  TraceSpec t(4);
+  for (uint32_t r = 0; r < 4; ++r) {
+    t[r].compute(10).coll(Call::Iallreduce, 4096).request = 42;
+    t[r].compute(300).add(Call::Test).requests = {42};  // found nothing
+    t[r].compute(300).wait(Call::Wait, {42}, {{42}});
+  }
+  Stats st;
+  graph::Graph g = build_graph(t.write("iallreduce_rounds4"), {}, &st);
+  // 0 computation, 1-8 four exchanges, 9 the computation up to the MPI_Test, 10 the one up to
+  // the MPI_Wait, 11 the Wait's zero one, 12 after the Wait.
+  EXPECT_EQ(kinds_of(g, 0), "c s r s r s r s r c c c c");
+  EXPECT_EQ(preds_of(g, 0, 3), (std::vector<std::string>{"R1", "R2", "R9"}));
+  EXPECT_EQ(preds_of(g, 0, 5), (std::vector<std::string>{"R10", "R3", "R4"}));
+  EXPECT_EQ(preds_of(g, 0, 7), (std::vector<std::string>{"R10", "R5", "R6"}));
+  EXPECT_EQ(st.progress_gated_ops, 4u * 6);
+}
+
 // The same for a persistent MPI_Allreduce: the MPI_Start that starts it is not yet the next call.
 TEST(SchedgenCollectives, PersistentCollectiveLaterRoundsWaitForTheCallAfterItsStart) {
   TraceSpec t(2);
