@@ -176,13 +176,14 @@ std::vector<AppCase> cases() {
       {"cg", "10 1000 4"},    {"ring", "3 64 2"},        {"master_worker", "30 100"},
       {"subcomm", "2 8"},     {"persistent", "10 64 4"}, {"completions", "3 16 100"},
       {"threads", "10 16 2"}, {"fhalo", "20 100 2 5"},   {"nhalo", "20 32 4 5"},
-      {"pcoll", "20 32 4 5"}};
+      {"pcoll", "20 32 4 5"}, {"gradavg", "6 512 3 4"}};
   std::vector<AppCase> out;
   for (const auto& [app, args] : apps) out.push_back({app, args, 2});
   out.push_back({"halo2d", "20 32 4 5", 4});
   out.push_back({"cg", "10 1000 4", 4});
   out.push_back({"nhalo", "20 32 4 5", 4});
   out.push_back({"pcoll", "20 32 4 5", 4});
+  out.push_back({"gradavg", "6 512 3 4", 4});
   return out;
 }
 
