@@ -359,7 +359,9 @@ bool returns_after_one_pass(const Event& e) {
 
 void RankBuilder::release_progress_gates(const Event& e, uint64_t call_index) {
   if (chain_.progress_gated.empty()) return;
-  const bool one_pass = returns_after_one_pass(e);
+  // A poll that reports a completion saw the collective done: all its rounds ran by then (in this
+  // thread's earlier calls or another thread's), and the completion must not wait for a later call.
+  const bool one_pass = returns_after_one_pass(e) && e.completions.empty();
   uint64_t v = kNone;
   for (GatedCollective& gc : chain_.progress_gated) {
     if (gc.start_call == call_index) continue;  // e.g. the other collectives of one MPI_Startall

@@ -363,6 +363,24 @@ TEST(SchedgenCollectives, NonblockingCollectiveRoundsAdvanceOnePerPollAndAllInAW
   EXPECT_EQ(st.progress_gated_ops, 4u * 6);
 }
 
+// A poll that reports the collective complete releases every round left: rounds the graph still
+// held for later calls would be waited for by the completion and close a cycle.
+TEST(SchedgenCollectives, CompletionFoundByAPollReleasesEveryRoundLeft) {
+  TraceSpec t(4);
+  for (uint32_t r = 0; r < 4; ++r) {
+    t[r].compute(10).coll(Call::Iallreduce, 4096).request = 42;
+    t[r].compute(300).wait(Call::Test, {42}, {{42}});  // found it complete at its first poll
+    t[r].compute(100).coll(Call::Barrier, 0);          // a later call
+  }
+  graph::Graph g = build_graph(t.write("iallreduce_test_done"));
+  EXPECT_EQ(kinds_of(g, 0).substr(0, 23), "c s r s r s r s r c c c");
+  // Each round after the first waits for the computation up to the MPI_Test (9), none for a later call.
+  EXPECT_EQ(preds_of(g, 0, 3), (std::vector<std::string>{"R1", "R2", "R9"}));
+  EXPECT_EQ(preds_of(g, 0, 5), (std::vector<std::string>{"R3", "R4", "R9"}));
+  EXPECT_EQ(preds_of(g, 0, 7), (std::vector<std::string>{"R5", "R6", "R9"}));
+  EXPECT_NO_THROW(graph::topological_order(g));
+}
+
 // The same for a persistent MPI_Allreduce: the MPI_Start that starts it is not yet the next call.
 TEST(SchedgenCollectives, PersistentCollectiveLaterRoundsWaitForTheCallAfterItsStart) {
   TraceSpec t(2);

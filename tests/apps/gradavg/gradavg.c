@@ -28,9 +28,10 @@ static void backward(const double *weights, double *gradient, int n, int step, i
 }
 
 int main(int argc, char **argv) {
-  app_usage(argc, argv,
-            "[steps (default 50)] [gradient doubles per bucket (default 1024)] [buckets (default 4)] "
-            "[work per value (default 16)]");
+  app_usage(
+      argc, argv,
+      "[steps (default 50)] [gradient doubles per bucket (default 1024)] [buckets (default 4)] "
+      "[work per value (default 16)]");
   const int steps = (int)app_arg(argc, argv, 1, "steps", 50, 1);
   const int n = (int)app_arg(argc, argv, 2, "gradient doubles per bucket", 1024, 1);
   const int buckets = (int)app_arg(argc, argv, 3, "buckets", 4, 1);
@@ -47,7 +48,8 @@ int main(int argc, char **argv) {
   double *sum = malloc(total * sizeof(double));
   double *momentum = calloc(total, sizeof(double));
   MPI_Request *requests = malloc((size_t)buckets * sizeof(MPI_Request));
-  for (size_t i = 0; i < total; ++i) weights[i] = 1.0 + (double)((i * 31 + (size_t)rank) % 97) * 1e-2;
+  for (size_t i = 0; i < total; ++i)
+    weights[i] = 1.0 + (double)((i * 31 + (size_t)rank) % 97) * 1e-2;
 
   for (int step = 0; step < steps; ++step) {
     /* Backward pass, last layer first; each finished layer's gradient starts its allreduce. */
