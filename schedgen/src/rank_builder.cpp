@@ -358,12 +358,12 @@ bool returns_after_one_pass(const Event& e) {
 }  // namespace
 
 void RankBuilder::release_progress_gates(const Event& e, uint64_t call_index) {
-  if (chain_.progress_gated.empty()) return;
+  if (progress_gated_.empty()) return;
   // A poll that reports a completion saw the collective done: all its rounds ran by then (in this
   // thread's earlier calls or another thread's), and the completion must not wait for a later call.
   const bool one_pass = returns_after_one_pass(e) && e.completions.empty();
   uint64_t v = kNone;
-  for (GatedCollective& gc : chain_.progress_gated) {
+  for (GatedCollective& gc : progress_gated_) {
     if (gc.start_call == call_index) continue;  // e.g. the other collectives of one MPI_Startall
     for (size_t n = 0; gc.next < gc.levels.size() && (!one_pass || n < 1); ++n, ++gc.next) {
       if (v == kNone) v = flush_calc();
@@ -371,7 +371,7 @@ void RankBuilder::release_progress_gates(const Event& e, uint64_t call_index) {
       ctx_.stats.progress_gated_ops += gc.levels[gc.next].size();
     }
   }
-  std::erase_if(chain_.progress_gated, [](const GatedCollective& gc) { return gc.next == gc.levels.size(); });
+  std::erase_if(progress_gated_, [](const GatedCollective& gc) { return gc.next == gc.levels.size(); });
   if (v != kNone) chain_.pending_req.push_back(v);  // the call's own computation chain continues from here
 }
 
@@ -940,7 +940,7 @@ void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, co
       if (gc.levels.size() < level[k]) gc.levels.resize(level[k]);
       gc.levels[level[k] - 1].push_back(op_vertices[k]);
     }
-    if (!gc.levels.empty()) chain_.progress_gated.push_back(std::move(gc));
+    if (!gc.levels.empty()) progress_gated_.push_back(std::move(gc));
   }
   Request q;
   for (uint32_t k = 0; k < schedule.ops.size(); ++k)

@@ -130,7 +130,7 @@ class RankBuilder {
   uint64_t make_lag_vertex();
   uint64_t flush_calc();
   // At a call other than the one that started them, the next progress level of each nonblocking
-  // collective in chain_.progress_gated (every level left if the call can block: it progresses
+  // collective in progress_gated_ (every level left if the call can block: it progresses
   // until it returns) starts no earlier than this call.
   void release_progress_gates(const trace::Event& e, uint64_t call_index);
   // Creates a send (or nothing for dropped ones) that starts after `after`; enters it for matching.
@@ -211,9 +211,6 @@ class RankBuilder {
     uint64_t poll_first_ns = 0, probe_lag_ns = 0, probe_comm = 0;
     uint64_t probe_loop_calc = kNone;
     bool after_blocking_probe = false;  // the last call was an MPI_Probe: the receive takes its message
-    // Nonblocking collectives with operations that wait for one of their receives, and so for the
-    // progress engine (release_progress_gates).
-    std::vector<GatedCollective> progress_gated;
     // The periods of the last polling loops (with failed polls) of each polling call, for the lag of
     // a completion found at a loop's first poll; made at the first such loop (most ranks never poll,
     // and the builders of all ranks stay small enough for the cache).
@@ -232,6 +229,11 @@ class RankBuilder {
   bool rank_have_time_ = false;
   uint64_t rank_last_end_ns_ = 0;
   uint64_t last_calc_ = kNone;
+
+  // Nonblocking collectives with operations that wait for one of their receives, and so for the
+  // progress engine (release_progress_gates). The rank's, not a thread's: any thread's MPI call
+  // runs the progress engine for all of them.
+  std::vector<GatedCollective> progress_gated_;
 
   FlatIdMap<Request> requests_;
   std::vector<RecvRecord> records_;
