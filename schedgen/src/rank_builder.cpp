@@ -364,7 +364,10 @@ void RankBuilder::release_progress_gates(const Event& e, uint64_t call_index) {
   const bool one_pass = returns_after_one_pass(e) && e.completions.empty();
   uint64_t v = kNone;
   for (GatedCollective& gc : progress_gated_) {
-    if (gc.start_call == call_index) continue;  // e.g. the other collectives of one MPI_Startall
+    // Not in the call that started it (the other collectives of one MPI_Startall), and the events
+    // of one call (an MPI_Startall's collectives, then the start itself) are one pass.
+    if (gc.last_call == call_index) continue;
+    gc.last_call = call_index;
     for (size_t n = 0; gc.next < gc.levels.size() && (!one_pass || n < 1); ++n, ++gc.next) {
       if (v == kNone) v = flush_calc();
       for (uint64_t op : gc.levels[gc.next]) sink_.requires_edge(rank_, op, v);
@@ -932,7 +935,7 @@ void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, co
   if (!alone && !ctx_.options.async_progress) {
     std::vector<uint32_t> level(schedule.ops.size(), 0);  // receives of the collective in a row before it
     GatedCollective gc;
-    gc.start_call = call_index;
+    gc.last_call = call_index;
     for (uint32_t k = 0; k < schedule.ops.size(); ++k) {
       for (uint32_t d : schedule.deps_of(k))
         level[k] = std::max(level[k], level[d] + (schedule.ops[d].is_send ? 0 : 1));

@@ -184,9 +184,9 @@ class RankBuilder {
 
   // A started nonblocking collective's operations by progress level: level k waits for k
   // receives of the collective in a row, so for k passes of the progress engine after the call
-  // that started it (`start_call`); levels[0] is level 1.
+  // that started it; levels[0] is level 1.
   struct GatedCollective {
-    uint64_t start_call = 0;
+    uint64_t last_call = 0;  // the call that started it or released its last level
     std::vector<std::vector<uint64_t>> levels;
     size_t next = 0;
   };

@@ -396,6 +396,30 @@ TEST(SchedgenCollectives, PersistentCollectiveLaterRoundsWaitForTheCallAfterItsS
   EXPECT_EQ(preds_of(g, 0, 4), (std::vector<std::string>{"R1", "R2", "R5"}));
 }
 
+// One call is one pass even when it is several events: an MPI_Startall of a persistent collective
+// (the collective, then the start) issues one more round of an earlier collective, not two.
+TEST(SchedgenCollectives, OneCallOfSeveralEventsIsOneProgressPass) {
+  TraceSpec t(4);
+  for (uint32_t r = 0; r < 4; ++r) {
+    t[r].coll(Call::Barrier_init, 0).request = 43;
+    t[r].compute(10).coll(Call::Iallreduce, 4096).request = 42;
+    t[r].compute(300).add(Call::Startall).requests = {43};
+    t[r].compute(300).wait(Call::Waitall, {42, 43}, {{42}, {43}});
+  }
+  graph::Graph g = build_graph(t.write("one_call_one_pass"));
+  const std::string kinds = kinds_of(g, 0);
+  // 0 computation, 1-8 the allreduce's four exchanges, 9 the computation up to the MPI_Startall.
+  ASSERT_EQ(kinds.substr(0, 19), "c s r s r s r s r c");
+  EXPECT_EQ(preds_of(g, 0, 3), (std::vector<std::string>{"R1", "R2", "R9"}));  // issued in the Startall
+  // The third round waits for a later call than the MPI_Startall: the MPI_Waitall.
+  const std::vector<std::string> third = preds_of(g, 0, 5);
+  ASSERT_EQ(third.size(), 3u);
+  EXPECT_NE(third[0], "R9");
+  EXPECT_EQ(g.kind[g.global_id(0, std::stoull(third[0].substr(1)))], graph::VertexKind::Calc);
+  // the Startall's own 10 ns (it cannot wait) and the computation up to the MPI_Waitall
+  EXPECT_EQ(g.value[g.global_id(0, std::stoull(third[0].substr(1)))], 10u + 300u);
+}
+
 // MPI 4.0 persistent collectives: each start of the request is the nonblocking collective with the
 // init's arguments, so the graph is NonblockingCollectiveOverlapsComputation's once per start.
 TEST(SchedgenCollectives, PersistentCollectiveStartsAreItsNonblockingCollective) {
