@@ -19,8 +19,17 @@ LLAMP_CMAKE_ARGS="${LLAMP_CMAKE_ARGS:-} -DLLAMP_PATCHED_MPICH_PREFIX=$prefix" "$
 # latency it hides: the README's accuracy table uses the same app with 4000 iterations.
 app=("$build/apps/app_halo2d" 2000 64 40 10)
 rm -rf "$out"
+# Exit status 3: the report is written, but some ΔL slot had no accepted run (on a shared VM the
+# host can keep the vCPUs apart through all six launches of a slot); the report says which.
+status=0
 "$root/scripts/llamp-campaign" -n 2 --build-dir "$build" --injector-prefix "$prefix" \
-  --delta-l "${LLAMP_DEMO_DELTA_L:-0,25,50,75,100}" --reps "${LLAMP_DEMO_REPS:-3}" -o "$out" -- "${app[@]}"
+  --delta-l "${LLAMP_DEMO_DELTA_L:-0,25,50,75,100}" --reps "${LLAMP_DEMO_REPS:-3}" -o "$out" -- "${app[@]}" ||
+  status=$?
+if [[ $status -eq 3 ]]; then
+  echo "demo: some slots had no accepted run (see the report); the prediction and the other runs stand"
+elif [[ $status -ne 0 ]]; then
+  exit "$status"
+fi
 
 # The campaign traces the app several times and models the median run; show that trace.
 trace_dir="$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["trace_dir"])' "$out/report.json")"
