@@ -119,23 +119,17 @@ def binding_args(launcher, bind_to, ranks, mode, log=print):
             f"option with --mpiexec-arg)")
         return []
     unit, _, count = bind_to.partition(":")
-    if unit == "core":
-        cores = len(allowed_cores())
-    else:
-        cores = len(os.sched_getaffinity(0))
+    mask = os.sched_getaffinity(0)
+    cores = len(allowed_cores()) if unit == "core" else len(mask)
     per_rank = int(count or 1) if unit in ("core", "hwthread") else 1
     if mode != "local":
         return ["-bind-to", bind_to]
     if ranks * per_rank > cores:
         log(f"llamp-campaign: note: {ranks} ranks x {per_rank} core(s) on {cores} cores: ranks are not pinned")
         return []
-    if unit in ("core", "hwthread") and os.sched_getaffinity(0) != _online_cpus():
+    if unit in ("core", "hwthread") and mask != _online_cpus():
         user = _user_binding(unit, per_rank, ranks)
-        log(f"llamp-campaign: note: this process may run on CPUs {_cpu_list(os.sched_getaffinity(0))} only: "
+        log(f"llamp-campaign: note: this process may run on CPUs {','.join(map(str, sorted(mask)))} only: "
             f"ranks pinned with -bind-to {user}")
         return ["-bind-to", user]
     return ["-bind-to", bind_to]
-
-
-def _cpu_list(cpus):
-    return ",".join(str(c) for c in sorted(cpus))

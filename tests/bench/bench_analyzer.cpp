@@ -154,33 +154,24 @@ void BM_Evaluate(benchmark::State& state, const std::string& name) {
 
 // Args: engines evaluating at once (1: the serial bisection; llamp analyze's default is one per
 // hardware thread) and points per pass (1, or Engine::kLanes: llamp analyze's default where
-// memory allows).
+// memory allows). {0, 0}: what `llamp analyze` runs by default (curve_plan), so the figure follows
+// the machine it is measured on.
 void BM_ExactCurve(benchmark::State& state, const std::string& name) {
   const graph::Graph& g = cached(name);
   Engine e(g, homogeneous_model(params()));
-  const unsigned threads = static_cast<unsigned>(state.range(0));
-  const unsigned lanes = static_cast<unsigned>(state.range(1));
+  unsigned threads = static_cast<unsigned>(state.range(0));
+  unsigned lanes = static_cast<unsigned>(state.range(1));
+  if (threads == 0) {
+    const CurvePlan plan = curve_plan(e, 0);
+    threads = plan.threads;
+    lanes = plan.lanes;
+  }
   Curve c;
   for (auto _ : state) c = exact_curve(e, Sweep::L, 0, 100000, threads, lanes);
   state.counters["breakpoints"] = static_cast<double>(c.breakpoints.size());
   state.counters["evaluations"] = static_cast<double>(c.evaluations);
   state.counters["threads"] = threads;
   state.counters["lanes"] = lanes;
-  memory_counters(state, g, e);
-}
-
-// What `llamp analyze` runs by default: curve_plan's engines (one per hardware thread where memory
-// allows) and lanes, so the figure follows the machine it is measured on.
-void BM_ExactCurveDefault(benchmark::State& state, const std::string& name) {
-  const graph::Graph& g = cached(name);
-  Engine e(g, homogeneous_model(params()));
-  const CurvePlan plan = curve_plan(e, 0);
-  Curve c;
-  for (auto _ : state) c = exact_curve(e, Sweep::L, 0, 100000, plan.threads, plan.lanes);
-  state.counters["breakpoints"] = static_cast<double>(c.breakpoints.size());
-  state.counters["evaluations"] = static_cast<double>(c.evaluations);
-  state.counters["threads"] = plan.threads;
-  state.counters["lanes"] = plan.lanes;
   memory_counters(state, g, e);
 }
 
@@ -242,6 +233,7 @@ BENCHMARK_CAPTURE(BM_ExactCurve, halo10M, std::string("halo10M"))
     ->Args({1, 1})
     ->Args({2, 1})
     ->Args({2, Engine::kLanes})
+    ->Args({0, 0})
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_ExactCurve, allreduce10M, std::string("allreduce10M"))
     ->Unit(benchmark::kSecond)
@@ -250,14 +242,7 @@ BENCHMARK_CAPTURE(BM_ExactCurve, allreduce10M, std::string("allreduce10M"))
     ->Args({2, 1})
     ->Args({1, Engine::kLanes})
     ->Args({2, Engine::kLanes})
-    ->UseRealTime();
-BENCHMARK_CAPTURE(BM_ExactCurveDefault, halo10M, std::string("halo10M"))
-    ->Unit(benchmark::kSecond)
-    ->Iterations(1)
-    ->UseRealTime();
-BENCHMARK_CAPTURE(BM_ExactCurveDefault, allreduce10M, std::string("allreduce10M"))
-    ->Unit(benchmark::kSecond)
-    ->Iterations(1)
+    ->Args({0, 0})
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_Analyze, alltoall1024, std::string("alltoall1024"))->Unit(benchmark::kSecond)->Iterations(1);
 
