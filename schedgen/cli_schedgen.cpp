@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <memory>
 
 #include "llamp/error.hpp"
@@ -33,6 +34,7 @@ struct CliArgs {
   bool async_progress = false;
   std::string collective_overhead = "0ns";
   std::string probe_overhead = "0ns";
+  std::string rendezvous_threshold = "inf";
 };
 
 void run(const CliArgs& a) {
@@ -52,6 +54,9 @@ void run(const CliArgs& a) {
   opts.probe_overhead_ns = units::parse_time_ns(a.probe_overhead, "--probe-overhead");
   if (opts.collective_overhead_ns < 0 || opts.probe_overhead_ns < 0)
     throw Error("--collective-overhead and --probe-overhead must not be negative");
+  opts.rendezvous_above_bytes = a.rendezvous_threshold == "inf"
+                                    ? std::numeric_limits<uint64_t>::max()
+                                    : units::parse_size_bytes(a.rendezvous_threshold, "--S");
 
   namespace fs = std::filesystem;
   const std::string ext = fs::path(a.output).extension().string();
@@ -107,6 +112,9 @@ void run(const CliArgs& a) {
   if (st.progress_gated_ops)
     fmt::print("  {} operation(s) of nonblocking collectives start at the next MPI call (progress)\n",
                st.progress_gated_ops);
+  if (st.rendezvous_gated_recvs)
+    fmt::print("  {} nonblocking receive(s) above S = {} B start their handshake at the next progressing MPI call\n",
+               st.rendezvous_gated_recvs, opts.rendezvous_above_bytes);
   if (st.probe_overhead_calls)
     fmt::print("  {} blocking probe(s): {} ns of computation added after each probed message's arrival\n",
                st.probe_overhead_calls, opts.probe_overhead_ns);
@@ -163,6 +171,11 @@ void register_cli(CLI::App& app) {
                   "CPU time of a blocking collective call beyond the messages of its algorithm (o_coll of "
                   "llamp-loggp's params.json, e.g. 400ns), added as computation at the start of every blocking "
                   "collective over two or more ranks (default 0ns)");
+  sub->add_option("--S", args->rendezvous_threshold,
+                  "Rendezvous threshold (S of llamp-loggp's params.json, e.g. 8255B, or inf): a nonblocking "
+                  "receive of more than S bytes starts its handshake no earlier than the rank's next MPI call "
+                  "that runs the progress engine (MPICH without an asynchronous progress thread; off with "
+                  "--async-progress). Default inf: handshakes start when the request arrives, as in LogGOPSim");
   sub->add_option("--probe-overhead", args->probe_overhead,
                   "CPU time of a blocking MPI_Probe/MPI_Mprobe once its message is there (o_probe of llamp-loggp's "
                   "params.json, e.g. 150ns), added as computation after the probed message is received (default "

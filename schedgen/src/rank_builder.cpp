@@ -358,11 +358,23 @@ bool returns_after_one_pass(const Event& e) {
 }  // namespace
 
 void RankBuilder::release_progress_gates(const Event& e, uint64_t call_index) {
-  if (progress_gated_.empty()) return;
+  if (progress_gated_.empty() && awaiting_progress_.empty()) return;
+  uint64_t v = kNone;
+  // Receives above S: any call that enters the progress engine answers the requests-to-send that
+  // arrived since they were posted. Calls that only start something (MPI_Isend, MPI_Irecv,
+  // MPI_Start*, a nonblocking collective's start) do not run it.
+  if (!awaiting_progress_.empty() && !cannot_wait(e)) {
+    for (auto [rec, seq] : awaiting_progress_) {
+      RecvRecord& r = records_[rec];
+      if (!r.in_use || r.post_seq != seq || r.state != RecvRecord::State::Posted) continue;  // freed or created
+      if (v == kNone) v = flush_calc();
+      r.progress_gate = v;
+    }
+    awaiting_progress_.clear();
+  }
   // A poll that reports a completion saw the collective done: all its rounds ran by then (in this
   // thread's earlier calls or another thread's), and the completion must not wait for a later call.
   const bool one_pass = returns_after_one_pass(e) && e.completions.empty();
-  uint64_t v = kNone;
   for (GatedCollective& gc : progress_gated_) {
     // Not in the call that started it (the other collectives of one MPI_Startall), and the events
     // of one call (an MPI_Startall's collectives, then the start itself) are one pass.
@@ -376,6 +388,23 @@ void RankBuilder::release_progress_gates(const Event& e, uint64_t call_index) {
   }
   std::erase_if(progress_gated_, [](const GatedCollective& gc) { return gc.next == gc.levels.size(); });
   if (v != kNone) chain_.pending_req.push_back(v);  // the call's own computation chain continues from here
+}
+
+// MPICH over UCX sends a message above S as a request-to-send; the receiver reads the data once it
+// matched the request and acknowledges, and it matches only inside its progress engine. Without an
+// asynchronous progress thread that is an MPI call, so a request that arrives while the rank
+// computes waits for the rank's next call that progresses: after MPI_Irecv and MPI_Isend of 64 KiB,
+// 400 µs of computation and MPI_Waitall, ΔL = 100 µs added 297 µs per iteration (three latencies
+// in the MPI_Waitall: the read's two and the acknowledgement's), 4.5 µs for 4 KiB (eager). The
+// graph starts such a receive no earlier than the rank's first progressing call after it was
+// posted: the earliest its handshake can start when the request comes after the post, which is
+// the case once added latency exceeds the ranks' skew. Not modelled: the acknowledgement too
+// leaves only at a call after the read completed, so a poll halfway through the computation
+// starts the handshake but still leaves one latency in the MPI_Waitall (measured +187 µs with
+// 2 ms of computation, where the graph hides it all).
+void RankBuilder::await_progress(uint32_t rec, uint64_t capacity) {
+  if (ctx_.options.async_progress || capacity <= ctx_.options.rendezvous_above_bytes) return;
+  awaiting_progress_.emplace_back(rec, records_[rec].post_seq);
 }
 
 void RankBuilder::hold(Ref r) {
@@ -450,6 +479,7 @@ uint32_t RankBuilder::new_record(uint64_t comm, int32_t src_pattern, int32_t tag
   r.tag_pattern = tag_pattern;
   r.capacity = capacity;
   r.pre_calc = pre_calc;
+  r.progress_gate = kNone;
   posted_.push_back(idx);
   return idx;
 }
@@ -516,6 +546,10 @@ void RankBuilder::create_recv_vertex(uint32_t rec) {
   }
   uint64_t v = sink_.recv(rank_, r.bytes, static_cast<uint32_t>(r.src), ctx_.tags.p2p(r.comm, r.tag));
   if (r.pre_calc != kNone) sink_.requires_edge(rank_, v, r.pre_calc);
+  if (r.progress_gate != kNone && r.bytes > ctx_.options.rendezvous_above_bytes) {
+    sink_.requires_edge(rank_, v, r.progress_gate);
+    ++ctx_.stats.rendezvous_gated_recvs;
+  }
   for (uint64_t w : r.req_waiters) sink_.requires_edge(rank_, w, v);
   r.req_waiters.clear();
   r.state = RecvRecord::State::Created;
@@ -733,6 +767,7 @@ void RankBuilder::handle_isend_irecv(const Event& e, uint64_t call_index, bool i
     uint32_t rec = new_record(e.comm, e.peer, e.tag, e.bytes, c, call_index);
     q.record = rec;
     q.ops.push_back(kRecordBit | rec);
+    await_progress(rec, e.bytes);
   }
   start_nonblocking(e.request, std::move(q), c);
 }
@@ -764,6 +799,7 @@ void RankBuilder::handle_start(const Event& e, uint64_t call_index) {
       uint32_t rec = new_record(tmpl.comm, tmpl.peer, tmpl.tag, tmpl.bytes, c, call_index);
       tmpl.record = rec;
       tmpl.ops.push_back(kRecordBit | rec);
+      await_progress(rec, tmpl.bytes);
     }
     bool created = !tmpl.ops.empty() && !(tmpl.ops[0] & kRecordBit);
     for (Ref r : tmpl.ops) {
@@ -931,14 +967,17 @@ void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, co
     return;
   }
   // Nonblocking: the next computation starts once the collective has started; the completion
-  // waits for its last operations. What waits for one of its receives waits for progress too.
+  // waits for its last operations. What waits for one of its receives waits for progress too, and
+  // so does a receive above S, whose handshake needs a pass after it was issued.
+  std::vector<uint32_t> level(schedule.ops.size(), 0);  // passes of the progress engine before it can start
   if (!alone && !ctx_.options.async_progress) {
-    std::vector<uint32_t> level(schedule.ops.size(), 0);  // receives of the collective in a row before it
     GatedCollective gc;
     gc.last_call = call_index;
     for (uint32_t k = 0; k < schedule.ops.size(); ++k) {
+      const CollOp& op = schedule.ops[k];
       for (uint32_t d : schedule.deps_of(k))
         level[k] = std::max(level[k], level[d] + (schedule.ops[d].is_send ? 0 : 1));
+      if (!op.is_send && op.bytes > ctx_.options.rendezvous_above_bytes) ++level[k];
       if (level[k] == 0) continue;
       if (gc.levels.size() < level[k]) gc.levels.resize(level[k]);
       gc.levels[level[k] - 1].push_back(op_vertices[k]);
@@ -946,9 +985,15 @@ void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, co
     if (!gc.levels.empty()) progress_gated_.push_back(std::move(gc));
   }
   Request q;
-  for (uint32_t k = 0; k < schedule.ops.size(); ++k)
-    if (schedule.ops[k].dep_count == 0) chain_.pending_ireq.push_back(op_vertices[k]);
-  if (chain_.pending_ireq.empty()) chain_.pending_req.push_back(c);
+  bool starts_later = false;  // an operation that waits for nothing of the collective but a later call
+  for (uint32_t k = 0; k < schedule.ops.size(); ++k) {
+    if (schedule.ops[k].dep_count != 0) continue;
+    if (level[k] == 0)
+      chain_.pending_ireq.push_back(op_vertices[k]);
+    else
+      starts_later = true;  // waiting for its start would wait for the call that releases it: a cycle
+  }
+  if (chain_.pending_ireq.empty() || starts_later) chain_.pending_req.push_back(c);
   for (uint32_t k : exits) q.ops.push_back(op_vertices[k]);
   if (q.ops.empty()) q.ops.push_back(c);
   q.active = true;

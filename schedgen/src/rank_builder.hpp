@@ -50,6 +50,9 @@ class RankBuilder {
     uint64_t bytes = 0;
     enum class State : uint8_t { Posted, Created, Dropped } state = State::Posted;
     uint64_t pre_calc = kNone;  // the calc before the call that posted it
+    // A nonblocking receive above S: the calc before the rank's first progressing call after the
+    // post, where its rendezvous handshake can start (kNone: none yet, or not gated).
+    uint64_t progress_gate = kNone;
     uint64_t vertex = kNone;
     std::vector<uint64_t> req_waiters;  // calcs created before the vertex existed
     uint32_t refs = 0;
@@ -131,8 +134,13 @@ class RankBuilder {
   uint64_t flush_calc();
   // At a call other than the one that started them, the next progress level of each nonblocking
   // collective in progress_gated_ (every level left if the call can block: it progresses
-  // until it returns) starts no earlier than this call.
+  // until it returns) starts no earlier than this call; so do the receives above S in
+  // awaiting_progress_ if the call progresses at all.
   void release_progress_gates(const trace::Event& e, uint64_t call_index);
+  // A nonblocking receive of up to `capacity` bytes was just posted as record `rec`: above S its
+  // handshake waits for the rank's next progressing call (docs/schedgen.md, "Progress of
+  // rendezvous receives").
+  void await_progress(uint32_t rec, uint64_t capacity);
   // Creates a send (or nothing for dropped ones) that starts after `after`; enters it for matching.
   // A synchronous send also gets the vertex that receives its acknowledgement, returned in *ack
   // (kNone otherwise): the operation completes when both have.
@@ -234,6 +242,9 @@ class RankBuilder {
   // progress engine (release_progress_gates). The rank's, not a thread's: any thread's MPI call
   // runs the progress engine for all of them.
   std::vector<GatedCollective> progress_gated_;
+  // Nonblocking receives above S posted since the last progressing call: (record, its post_seq,
+  // which tells a record reused since then).
+  std::vector<std::pair<uint32_t, uint64_t>> awaiting_progress_;
 
   FlatIdMap<Request> requests_;
   std::vector<RecvRecord> records_;

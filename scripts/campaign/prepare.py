@@ -489,21 +489,32 @@ def trace_location(campaign):
 MEASURED_SCHEDGEN_COSTS = (("--collective-overhead", "o_coll_ns"), ("--probe-overhead", "o_probe_ns"))
 
 
+# Above this S (llamp-loggp writes UINT64_MAX for "inf") no message is a rendezvous one.
+NO_RENDEZVOUS_BYTES = 2**63
+
+
 def schedgen_arguments(campaign):
     """The campaign's schedgen arguments, plus `--collective-overhead` and `--probe-overhead` from
     params.json's o_coll_ns and o_probe_ns (llamp-loggp measures them) once the parameters exist,
-    each unless the user gave it."""
+    and `--S` from its S_bytes (the rendezvous receives' handshake waits for the receiver's next
+    progressing call, docs/schedgen.md), each unless the user gave it."""
     args = list(campaign.schedgen_args)
     try:
         with open(campaign.path("params.json")) as f:
             params = json.load(f)
     except FileNotFoundError:
         return args
+
+    def given(option):
+        return any(a == option or a.startswith(option + "=") for a in campaign.schedgen_args)
+
     for option, key in MEASURED_SCHEDGEN_COSTS:
-        given = any(a == option or a.startswith(option + "=") for a in campaign.schedgen_args)
         value = float(params.get(key, 0.0))
-        if not given and value > 0:
+        if not given(option) and value > 0:
             args += [option, f"{value:.1f}ns"]
+    s_bytes = params.get("S_bytes")
+    if not given("--S") and s_bytes is not None and int(s_bytes) < NO_RENDEZVOUS_BYTES:
+        args += ["--S", f"{int(s_bytes)}B"]
     return args
 
 

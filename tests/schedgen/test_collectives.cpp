@@ -343,6 +343,36 @@ TEST(SchedgenCollectives, NonblockingCollectiveLaterRoundsWaitForTheNextCall) {
   EXPECT_EQ(preds_of(a, 0, 4), (std::vector<std::string>{"R1", "R2"}));
 }
 
+// A nonblocking collective's receive above S needs a pass of the progress engine after it was
+// issued, like a point-to-point one (docs/schedgen.md, "Progress of rendezvous receives"): with
+// 64 KiB at p = 2 the reduce-scatter's 32 KiB receive, issued by the start, starts in the
+// MPI_Wait too; below S it starts with the collective.
+TEST(SchedgenCollectives, NonblockingCollectiveRendezvousReceiveWaitsForTheNextCall) {
+  TraceSpec t(2);
+  for (uint32_t r = 0; r < 2; ++r) {
+    t[r].compute(10).coll(Call::Iallreduce, 65536).request = 42;
+    t[r].compute(500).wait(Call::Wait, {42}, {{42}});
+  }
+  const std::string dir = t.write("iallreduce_rndv");
+  Options with_s;
+  with_s.rendezvous_above_bytes = 8192;
+  Stats st;
+  graph::Graph g = build_graph(dir, with_s, &st);
+  // As without S (NonblockingCollectiveLaterRoundsWaitForTheNextCall), but the first receive (2)
+  // waits for the computation up to the MPI_Wait (5) as well, and that computation no longer
+  // waits for the receive's start (it would wait for itself), only for the start call's.
+  EXPECT_EQ(kinds_of(g, 0), "c s r s r c c c");
+  EXPECT_EQ(preds_of(g, 0, 1), std::vector<std::string>{"R0"});
+  EXPECT_EQ(preds_of(g, 0, 2), (std::vector<std::string>{"R0", "R5"}));
+  EXPECT_EQ(preds_of(g, 0, 5), (std::vector<std::string>{"I1", "R0"}));
+  EXPECT_EQ(st.progress_gated_ops, 2u * 3);
+  EXPECT_NO_THROW(graph::topological_order(g, 8192));
+
+  graph::Graph eager = build_graph(dir);  // no S: the receive starts with the collective
+  EXPECT_EQ(preds_of(eager, 0, 2), std::vector<std::string>{"R0"});
+  EXPECT_EQ(preds_of(eager, 0, 5), (std::vector<std::string>{"I1", "I2"}));
+}
+
 // At 4 ranks the same collective has four rounds, three of them after a receive: an MPI_Test
 // (one pass of the progress engine) issues the second, the MPI_Wait the rest.
 TEST(SchedgenCollectives, NonblockingCollectiveRoundsAdvanceOnePerPollAndAllInAWait) {

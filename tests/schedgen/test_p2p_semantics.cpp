@@ -582,5 +582,82 @@ TEST(SchedgenP2P, TagsUniquePerCommunicatorAndTag) {
   EXPECT_EQ(peer_local(g, 0, 3), 1u);
 }
 
+// A receive above S takes its message with a handshake that MPICH runs only inside MPI calls that
+// progress: the request-to-send that arrives while the rank computes is answered in the
+// MPI_Waitall, so the receive starts no earlier than that call (docs/schedgen.md, "Progress of
+// rendezvous receives"). The MPI_Isend between does not progress. Eager messages, a graph made
+// without S and one made with --async-progress keep the receive where it was posted.
+TEST(SchedgenP2P, RendezvousReceiveStartsAtTheNextProgressingCall) {
+  auto exchange = [](uint64_t bytes, const std::string& name) {
+    TraceSpec t(2);
+    for (int32_t r = 0; r < 2; ++r) {
+      t[r].compute(10).irecv(1 - r, 0, bytes, 7);
+      t[r].isend(1 - r, 0, bytes, 8);
+      t[r].compute(500).wait(Call::Waitall, {7, 8}, {{7, 1 - r, 0, bytes}, {8}});
+      t[r].compute(10);
+    }
+    return t.write(name);
+  };
+  Options with_s;
+  with_s.rendezvous_above_bytes = 8192;
+  Stats st;
+  graph::Graph g = build_graph(exchange(65536, "rndv_gate"), with_s, &st);
+  // 0 before the MPI_Irecv, 1 the MPI_Irecv's own time, 2 the send, 3 the MPI_Isend's own time and
+  // the computation up to the MPI_Waitall (the gate), 4 the Waitall's zero calc, 5 the receive,
+  // 6 after the Waitall.
+  EXPECT_EQ(kinds_of(g, 0), "c c s c c r c");
+  EXPECT_EQ(preds_of(g, 0, 5), (V{"R0", "R3"}));  // posted after 0, handshake not before the Waitall
+  EXPECT_EQ(value(g, 0, 3), 10u + 500u);
+  EXPECT_EQ(preds_of(g, 0, 6), (V{"R2", "R4", "R5"}));
+  EXPECT_EQ(st.rendezvous_gated_recvs, 2u);
+  EXPECT_NO_THROW(graph::topological_order(g, 8192));
+
+  Stats eager_st;
+  graph::Graph eager = build_graph(exchange(4096, "rndv_gate_eager"), with_s, &eager_st);
+  EXPECT_EQ(eager_st.rendezvous_gated_recvs, 0u);
+  EXPECT_EQ(kinds_of(eager, 0), "c c s c r c");
+  EXPECT_EQ(preds_of(eager, 0, 4), V{"R0"});
+
+  const std::string dir = exchange(65536, "rndv_gate_off");
+  for (bool async : {false, true}) {
+    Options o = with_s;
+    if (!async) o.rendezvous_above_bytes = UINT64_MAX;  // no S given
+    o.async_progress = async;
+    Stats off_st;
+    graph::Graph off = build_graph(dir, o, &off_st);
+    EXPECT_EQ(off_st.rendezvous_gated_recvs, 0u) << "async " << async;
+    EXPECT_EQ(kinds_of(off, 0), "c c s c r c") << "async " << async;
+    EXPECT_EQ(preds_of(off, 0, 4), V{"R0"}) << "async " << async;
+  }
+}
+
+// The first call after the post that runs the progress engine is the gate, whatever it is: here
+// an MPI_Iprobe halfway through the computation (a failed poll). A persistent receive's MPI_Start
+// posts it like an MPI_Irecv.
+TEST(SchedgenP2P, RendezvousGateIsTheFirstProgressingCallAfterThePost) {
+  TraceSpec t(2);
+  t[0].compute(10).isend(1, 0, 65536, 8);
+  t[0].compute(500).wait(Call::Wait, {8}, {{8}});
+  Event& ri = t[1].irecv(0, 0, 65536, 4);
+  ri.call = Call::Recv_init;
+  t[1].compute(10).add(Call::Start).requests = {4};
+  Event& probe = t[1].compute(200).add(Call::Iprobe);  // found nothing
+  probe.peer = 0;
+  probe.tag = 99;
+  t[1].compute(300).wait(Call::Wait, {4}, {{4, 0, 0, 65536}});
+  Options with_s;
+  with_s.rendezvous_above_bytes = 8192;
+  Stats st;
+  graph::Graph g = build_graph(t.write("rndv_gate_probe"), with_s, &st);
+  // 0 before the MPI_Start, 1 up to the MPI_Iprobe, 2 the gate (zero, after 1: the MPI_Iprobe's
+  // start), 3 the computation up to the MPI_Wait, 4 the receive, 5 after the Wait.
+  EXPECT_EQ(kinds_of(g, 1), "c c c c r c");
+  EXPECT_EQ(value(g, 1, 1), 10u + 200u);  // the MPI_Start's own 10 ns, then the gap
+  EXPECT_EQ(value(g, 1, 2), 0u);
+  EXPECT_EQ(preds_of(g, 1, 2), V{"R1"});
+  EXPECT_EQ(preds_of(g, 1, 4), (V{"R0", "R2"}));
+  EXPECT_EQ(st.rendezvous_gated_recvs, 1u);
+}
+
 }  // namespace
 }  // namespace llamp::schedgen::test

@@ -142,6 +142,7 @@ class LocalCampaignTest(unittest.TestCase):
                     self.assertLessEqual(max(judged), r["core_limit_ns"], r)
 
         # The graph was made after the parameters, with their collective overhead (if any was
+        # measured) and their rendezvous threshold, and says so. Before: collective overhead (if any was
         # measured), and says so.
         with open(os.path.join(out, "params.json")) as f:
             params = json.load(f)
@@ -151,6 +152,8 @@ class LocalCampaignTest(unittest.TestCase):
         for option, key in (("--collective-overhead", "o_coll_ns"), ("--probe-overhead", "o_probe_ns")):
             if params.get(key, 0) > 0:
                 expected += [option, f"{params[key]:.1f}ns"]
+        if params["S_bytes"] < 2**63:
+            expected += ["--S", f"{params['S_bytes']}B"]
         self.assertEqual(made_with, expected)
         self.assertEqual(report["schedgen_args"], made_with)
 

@@ -71,6 +71,21 @@ class PrepareTest(unittest.TestCase):
         c.schedgen_args = ["--probe-overhead=1us"]
         self.assertEqual(prepare.schedgen_arguments(c), ["--probe-overhead=1us", "--collective-overhead", "84.9ns"])
 
+    def test_rendezvous_threshold_from_the_parameters(self):
+        # The graph's rendezvous receives wait for the receiver's progress above params.json's S;
+        # a given --S wins, an S of "inf" (UINT64_MAX) adds nothing.
+        d = temp_dir(self)
+        c = config.Campaign(out_dir=d, app=["a"], ranks=2, deltas_ns=[0.0], schedgen_args=[])
+        with open(os.path.join(d, "params.json"), "w") as f:
+            f.write('{"L_ns": 10, "o_coll_ns": 84.9, "S_bytes": 8255}')
+        self.assertEqual(prepare.schedgen_arguments(c), ["--collective-overhead", "84.9ns", "--S", "8255B"])
+        c.schedgen_args = ["--S=inf"]
+        self.assertEqual(prepare.schedgen_arguments(c), ["--S=inf", "--collective-overhead", "84.9ns"])
+        c.schedgen_args = []
+        with open(os.path.join(d, "params.json"), "w") as f:
+            f.write('{"L_ns": 10, "S_bytes": 18446744073709551615}')
+        self.assertEqual(prepare.schedgen_arguments(c), [])
+
     def test_parameters_of_several_launches(self):
         a = {"format": "llamp-loggp", "version": 1, "L_ns": 10.0, "o_ns": 100.0, "g_ns": 50.0, "G_ns_per_byte": 0.08,
              "S_bytes": 8255, "o_send_ns": 50.0, "o_recv_ns": 150.0, "o_coll_ns": 140.0,

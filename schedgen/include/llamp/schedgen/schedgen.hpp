@@ -59,6 +59,14 @@ struct Options {
   // nonblocking collectives"). On: they progress the moment their messages arrive (LogGOPSim's
   // assumption; an MPI with asynchronous progress or offloaded collectives).
   bool async_progress = false;
+  // The rendezvous threshold (llamp-loggp's S): a nonblocking receive of more than this many bytes
+  // (MPI_Irecv, a persistent receive's start, a nonblocking collective's receive) takes its message
+  // with a handshake that MPICH runs in its progress engine: the request-to-send that arrives while
+  // the rank computes is answered at the rank's next MPI call that progresses, so the receive
+  // starts no earlier than that call (docs/schedgen.md, "Progress of rendezvous receives").
+  // UINT64_MAX (the default, no S given): every handshake starts when its request arrives
+  // (LogGOPSim's assumption). --async-progress turns this off too.
+  uint64_t rendezvous_above_bytes = UINT64_MAX;
 };
 
 // One send or receive without a partner, as named in errors.
@@ -92,6 +100,7 @@ struct Stats {
   uint64_t collective_overhead_calls = 0;  // blocking collective calls charged collective_overhead_ns (per rank)
   uint64_t probe_overhead_calls = 0;       // blocking probes charged probe_overhead_ns
   uint64_t progress_gated_ops = 0;         // nonblocking collectives' operations that wait for the next MPI call
+  uint64_t rendezvous_gated_recvs = 0;     // receives above S whose handshake waits for a progressing call
   uint64_t collective_messages = 0;
   uint64_t collectives = 0;    // collective calls (instances, not per rank)
   uint64_t dropped_sends = 0;  // --allow-unmatched
