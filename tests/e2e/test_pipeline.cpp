@@ -176,7 +176,7 @@ std::vector<AppCase> cases() {
       {"cg", "10 1000 4"},    {"ring", "3 64 2"},        {"master_worker", "30 100"},
       {"subcomm", "2 8"},     {"persistent", "10 64 4"}, {"completions", "3 16 100"},
       {"threads", "10 16 2"}, {"fhalo", "20 100 2 5"},   {"nhalo", "20 32 4 5"},
-      {"pcoll", "20 32 4 5"}, {"gradavg", "6 512 3 4"}};
+      {"pcoll", "20 32 4 5"}, {"gradavg", "6 512 3 4"},  {"halo3d", "20 8 2 5"}};
   std::vector<AppCase> out;
   for (const auto& [app, args] : apps) out.push_back({app, args, 2});
   out.push_back({"halo2d", "20 32 4 5", 4});

@@ -186,6 +186,18 @@ TEST_P(SchedgenApps, TracedRunGivesCompleteGraph) {
     generate(trace_dir, w, opts);
   }
   EXPECT_EQ(graph::read_goal(goal).num_messages(), g.num_messages());
+
+  // The rendezvous progress rule on a real trace (docs/schedgen.md, "Progress of rendezvous
+  // receives"): with S as low as 256 B most nonblocking receives wait for their rank's next
+  // progressing call, and the graph keeps every message and no cycle.
+  Options rendezvous = opts;
+  rendezvous.rendezvous_above_bytes = 256;
+  Stats rst;
+  graph::Graph rg;
+  ASSERT_NO_THROW(rg = build_graph(trace_dir, rendezvous, &rst));
+  EXPECT_EQ(rg.num_messages(), g.num_messages());
+  EXPECT_NO_THROW(graph::topological_order(rg));
+  if (c.app == "halo3d") EXPECT_GT(rst.rendezvous_gated_recvs, 0u);  // its 512-byte faces
 }
 
 std::vector<AppCase> app_cases() {
@@ -194,7 +206,7 @@ std::vector<AppCase> app_cases() {
       {"cg", "10 1000 4"},    {"ring", "3 64 2"},        {"master_worker", "30 100"},
       {"subcomm", "2 8"},     {"persistent", "10 64 4"}, {"completions", "3 16 100"},
       {"threads", "10 16 2"}, {"fhalo", "20 100 2 5"},   {"nhalo", "20 32 4 5"},
-      {"pcoll", "20 32 4 5"}, {"gradavg", "6 512 3 4"}};
+      {"pcoll", "20 32 4 5"}, {"gradavg", "6 512 3 4"},  {"halo3d", "20 8 2 5"}};
   std::vector<AppCase> out;
   for (const auto& [app, args] : apps)
     for (int np : {2, 4}) out.push_back({app, args, np});
