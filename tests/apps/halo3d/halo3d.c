@@ -18,7 +18,7 @@
 enum { TAG_FACE = 20 }; /* a face sent towards side f (dimension f / 2, high side if f is odd) */
 
 typedef struct {
-  int n, work;     /* interior cells per side, relaxation steps per cell */
+  int n, work;      /* interior cells per side, relaxation steps per cell */
   double *u, *next; /* (n+2)^3 with a one-cell ghost layer */
 } Block;
 
@@ -35,14 +35,16 @@ static inline size_t plane_cell(int n, int d, int layer, int a, int b) {
 static void pack_face(const Block *x, int f, double *out) {
   const int n = x->n, d = f / 2, layer = (f % 2) ? n : 1;
   for (int a = 1; a <= n; ++a)
-    for (int b = 1; b <= n; ++b) out[(size_t)(a - 1) * (size_t)n + (size_t)(b - 1)] = x->u[plane_cell(n, d, layer, a, b)];
+    for (int b = 1; b <= n; ++b)
+      out[(size_t)(a - 1) * (size_t)n + (size_t)(b - 1)] = x->u[plane_cell(n, d, layer, a, b)];
 }
 
 /* The neighbour's face in[n * n] into the ghost plane on side f. */
 static void unpack_face(Block *x, int f, const double *in) {
   const int n = x->n, d = f / 2, layer = (f % 2) ? n + 1 : 0;
   for (int a = 1; a <= n; ++a)
-    for (int b = 1; b <= n; ++b) x->u[plane_cell(n, d, layer, a, b)] = in[(size_t)(a - 1) * (size_t)n + (size_t)(b - 1)];
+    for (int b = 1; b <= n; ++b)
+      x->u[plane_cell(n, d, layer, a, b)] = in[(size_t)(a - 1) * (size_t)n + (size_t)(b - 1)];
 }
 
 /* Relax one cell towards the average of its six neighbours `work` times (a dependent chain the
@@ -50,9 +52,10 @@ static void unpack_face(Block *x, int f, const double *in) {
 static inline double relax(Block *x, int i, int j, int k) {
   const int n = x->n;
   const double *u = x->u;
-  const double average = (u[at3(n, i - 1, j, k)] + u[at3(n, i + 1, j, k)] + u[at3(n, i, j - 1, k)] +
-                          u[at3(n, i, j + 1, k)] + u[at3(n, i, j, k - 1)] + u[at3(n, i, j, k + 1)]) /
-                         6.0;
+  const double average =
+      (u[at3(n, i - 1, j, k)] + u[at3(n, i + 1, j, k)] + u[at3(n, i, j - 1, k)] +
+       u[at3(n, i, j + 1, k)] + u[at3(n, i, j, k - 1)] + u[at3(n, i, j, k + 1)]) /
+      6.0;
   double v = u[at3(n, i, j, k)];
   for (int w = 0; w < x->work; ++w) v += 0.5 * (average - v);
   x->next[at3(n, i, j, k)] = v;
@@ -101,7 +104,8 @@ int main(int argc, char **argv) {
   CALL(MPI_Cart_create, (MPI_COMM_WORLD, 3, dims, periods, 0, &cart));
   CALL(MPI_Cart_coords, (cart, rank, 3, coords));
   int neighbour[6]; /* side f: dimension f / 2, low side for even f */
-  for (int d = 0; d < 3; ++d) CALL(MPI_Cart_shift, (cart, d, 1, &neighbour[2 * d], &neighbour[2 * d + 1]));
+  for (int d = 0; d < 3; ++d)
+    CALL(MPI_Cart_shift, (cart, d, 1, &neighbour[2 * d], &neighbour[2 * d + 1]));
 
   const size_t cells = (size_t)(n + 2) * (size_t)(n + 2) * (size_t)(n + 2);
   Block x = {n, work, calloc(cells, sizeof(double)), calloc(cells, sizeof(double))};
@@ -114,7 +118,8 @@ int main(int argc, char **argv) {
   for (int i = 1; i <= n; ++i)
     for (int j = 1; j <= n; ++j)
       for (int k = 1; k <= n; ++k) {
-        const long gi = (long)coords[0] * n + i, gj = (long)coords[1] * n + j, gk = (long)coords[2] * n + k;
+        const long gi = (long)coords[0] * n + i, gj = (long)coords[1] * n + j,
+                   gk = (long)coords[2] * n + k;
         x.u[at3(n, i, j, k)] = (double)((gi * 7 + gj * 13 + gk * 5) % 17) / 17.0;
       }
   if (neighbour[0] == MPI_PROC_NULL)
@@ -128,9 +133,11 @@ int main(int argc, char **argv) {
       if (neighbour[f] != MPI_PROC_NULL) pack_face(&x, f, out[f]);
     /* The neighbour on side f sends its face towards us, i.e. towards its side f ^ 1. */
     for (int f = 0; f < 6; ++f)
-      CALL(MPI_Irecv, (in[f], n * n, MPI_DOUBLE, neighbour[f], TAG_FACE + (f ^ 1), cart, &requests[f]));
+      CALL(MPI_Irecv,
+           (in[f], n * n, MPI_DOUBLE, neighbour[f], TAG_FACE + (f ^ 1), cart, &requests[f]));
     for (int f = 0; f < 6; ++f)
-      CALL(MPI_Isend, (out[f], n * n, MPI_DOUBLE, neighbour[f], TAG_FACE + f, cart, &requests[6 + f]));
+      CALL(MPI_Isend,
+           (out[f], n * n, MPI_DOUBLE, neighbour[f], TAG_FACE + f, cart, &requests[6 + f]));
 
     /* The interior needs no ghost value: compute it while the faces are in flight. */
     double residual = relax_interior(&x);
@@ -154,8 +161,10 @@ int main(int argc, char **argv) {
   CALL(MPI_Reduce, (&local_sum, &checksum, 1, MPI_DOUBLE, MPI_SUM, 0, cart));
   CALL(MPI_Comm_free, (&cart));
   if (rank == 0)
-    printf("halo3d: %d ranks (%dx%dx%d), %d iterations, %d^3 cells/rank, work %d, residual %.6e, checksum %.12e\n",
-           size, dims[0], dims[1], dims[2], iterations, n, work, global_residual, checksum);
+    printf(
+        "halo3d: %d ranks (%dx%dx%d), %d iterations, %d^3 cells/rank, work %d, residual %.6e, "
+        "checksum %.12e\n",
+        size, dims[0], dims[1], dims[2], iterations, n, work, global_residual, checksum);
   for (int f = 0; f < 6; ++f) {
     free(out[f]);
     free(in[f]);
