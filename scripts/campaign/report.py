@@ -258,7 +258,11 @@ def build(campaign):
         if len(measured_rows) >= 2:
             deltas = [r["delta_ns"] for r in measured_rows]
             result["response"] = {"measured_slope": stats.fitted_slope(deltas, measured),
-                                  "predicted_slope": stats.fitted_slope(deltas, predicted)}
+                                  "predicted_slope": stats.fitted_slope(deltas, predicted),
+                                  # over every run: the noise in the measured slope
+                                  "measured_slope_se": stats.slope_standard_error(
+                                      [r["delta_ns"] for r in measured_rows for _ in r["runtimes_ns"]],
+                                      [t for r in measured_rows for t in r["runtimes_ns"]])}
     if pred:
         result["predicted_curve"] = predicted_curve(campaign, pred)
     return result
@@ -426,9 +430,13 @@ def markdown(campaign, result):
         lines += _throughput_paragraph(result)
         if "response" in result:
             r = result["response"]
+            se = r.get("measured_slope_se")
+            spread = (f" ± {se:.1f} (standard error from the spread of the {sum(x['runs_ok'] for x in result['per_delta'])} runs: a gap "
+                      f"to the prediction within about twice that can be noise)" if se is not None else "")
             lines += [f"Response to latency (least-squares slope of runtime over ΔL, s per s): measured "
-                      f"{r['measured_slope']:.1f}, predicted {r['predicted_slope']:.1f}. A constant offset between "
-                      f"measured and predicted (e.g. time the tracer adds) shows in the mean error, not here.", ""]
+                      f"{r['measured_slope']:.1f}{spread}, predicted {r['predicted_slope']:.1f}. A constant offset "
+                      f"between measured and predicted (e.g. time the tracer adds) shows in the mean error, not "
+                      f"here.", ""]
             if result.get("busy_wait_overrun") is not None:
                 excess = 100 * (r["measured_slope"] / r["predicted_slope"] - 1) if r["predicted_slope"] else float("nan")
                 lines += [f"Busy waits on this machine overran by {100 * result['busy_wait_overrun']:.2f} % "

@@ -84,3 +84,17 @@ def fitted_slope(xs, ys):
     if sxx == 0:
         raise ValueError("a slope needs at least two distinct x values")
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+
+
+def slope_standard_error(xs, ys):
+    """Standard error of fitted_slope(xs, ys): the residuals' variance over n - 2 degrees of
+    freedom divided by the spread of xs. Over every run it says how far the measured response can
+    sit from the true one by run-to-run noise alone, which decides whether a gap to the
+    predicted response is a model term or noise. None with fewer than three points."""
+    if len(xs) < 3:
+        return None
+    slope = fitted_slope(xs, ys)
+    mx, my = mean(xs), mean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    ssr = sum((y - my - slope * (x - mx)) ** 2 for x, y in zip(xs, ys))
+    return math.sqrt(ssr / (len(xs) - 2) / sxx)

@@ -75,12 +75,24 @@ class ReportTest(unittest.TestCase):
         # 1.05, 1.115 s -> 5750
         self.assertAlmostEqual(r["response"]["measured_slope"], 5500.0, places=6)
         self.assertAlmostEqual(r["response"]["predicted_slope"], 5750.0, places=6)
+        # Its standard error over the six runs: fitted line 1.00833 s + 5500 ΔL, residuals -8.33,
+        # +11.67, -13.33, +6.67, -18.33, +21.67 ms; SSR 1.2333e-3 s² over 4 degrees of freedom,
+        # over Sxx = 4e-10 s² -> sqrt(7.708e5) = 878.0.
+        self.assertAlmostEqual(r["response"]["measured_slope_se"], 877.97, places=1)
+        self.assertIn("5500.0 ± 878.0 (standard error from the spread of the 6 runs", report.markdown(c, r))
         self.assertEqual(r["slots_without_success"], [])
         # Noise floor: two runs per ΔL, 0.02, 0.02 and 0.04 s apart: sample std 0.01414, 0.01414,
         # 0.02828 s; std²/n = 1e-4, 1e-4, 4e-4 s²; sqrt(mean) = 0.01414 s over a mean of 1.0633 s.
         floor = math.sqrt((1e-4 + 1e-4 + 4e-4) / 3) * 1e9 / ((1.01e9 + 1.06e9 + 1.12e9) / 3)
         self.assertAlmostEqual(r["rrmse_noise_floor"], floor, places=9)
         self.assertIn("Noise floor", report.markdown(c, r))
+
+    def test_slope_standard_error_on_a_hand_made_table(self):
+        # Two runs at x = 0 and two at x = 1, each pair 2 apart: slope 1, residuals ±1, SSR 4 over
+        # 2 degrees of freedom and Sxx 1 -> sqrt(2). A perfect line has none; two points have none.
+        self.assertAlmostEqual(stats.slope_standard_error([0, 0, 1, 1], [0, 2, 1, 3]), math.sqrt(2))
+        self.assertAlmostEqual(stats.slope_standard_error([0, 1, 2], [1, 3, 5]), 0.0)
+        self.assertIsNone(stats.slope_standard_error([0, 1], [1, 3]))
 
     def test_second_analysis_with_lags_at_their_caps(self):
         c = hand_made_campaign(self)
