@@ -8,7 +8,9 @@ cd "$repo"
 clang_format=${CLANG_FORMAT:-clang-format}
 command -v "$clang_format" >/dev/null || { echo "check-format: $clang_format not found (apt-get install clang-format)" >&2; exit 2; }
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  mapfile -t files < <(git ls-files '*.c' '*.h' '*.cpp' '*.hpp')
+  # Tracked files and new ones not yet added (not ignored): a new source is checked, and fixed,
+  # before its first commit, not first by CI's clean clone.
+  mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.c' '*.h' '*.cpp' '*.hpp')
 else
   mapfile -t files < <(find core tracer schedgen analyzer injector cli tools tests \
                          \( -name '*.c' -o -name '*.h' -o -name '*.cpp' -o -name '*.hpp' \) -print)
