@@ -191,8 +191,8 @@ class RankBuilder {
   };
 
   // A started nonblocking collective's operations by progress level: level k waits for k
-  // receives of the collective in a row, so for k passes of the progress engine after the call
-  // that started it; levels[0] is level 1.
+  // receives of the collective in a row (a receive above S counts once more: its own handshake),
+  // so for k passes of the progress engine after the call that started it; levels[0] is level 1.
   struct GatedCollective {
     uint64_t last_call = 0;  // the call that started it or released its last level
     std::vector<std::vector<uint64_t>> levels;
