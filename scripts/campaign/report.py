@@ -246,9 +246,10 @@ def build(campaign):
         result["rmse_ns"] = stats.rmse(measured, predicted)
         result["rrmse"] = stats.rrmse(measured, predicted)
         result["rrmse_noise_floor"] = stats.noise_floor(measured_rows)
-        every_run = [(t, r["predicted_ns"]) for r in measured_rows for t in r["runtimes_ns"]]
-        result["rmse_all_runs_ns"] = stats.rmse([a for a, _ in every_run], [b for _, b in every_run])
-        result["rrmse_all_runs"] = result["rmse_all_runs_ns"] / stats.mean([a for a, _ in every_run])
+        every_run = [(r, t) for r in measured_rows for t in r["runtimes_ns"]]  # (its ΔL's row, runtime)
+        run_times = [t for _, t in every_run]
+        result["rmse_all_runs_ns"] = stats.rmse(run_times, [r["predicted_ns"] for r, _ in every_run])
+        result["rrmse_all_runs"] = result["rmse_all_runs_ns"] / stats.mean(run_times)
         result["analysis"] = {"runtime_at_L0_ns": pred.runtime_at_L0_ns, "lambda_L_at_L0": pred.lambda_L_at_L0,
                               "rho_L_at_L0": pred.rho_L_at_L0, "critical_latencies_ns": pred.critical_ns}
         result["tolerance"] = tolerance_table(campaign, pred, measured_rows)
@@ -261,8 +262,7 @@ def build(campaign):
                                   "predicted_slope": stats.fitted_slope(deltas, predicted),
                                   # over every run: the noise in the measured slope
                                   "measured_slope_se": stats.slope_standard_error(
-                                      [r["delta_ns"] for r in measured_rows for _ in r["runtimes_ns"]],
-                                      [t for r in measured_rows for t in r["runtimes_ns"]])}
+                                      [r["delta_ns"] for r, _ in every_run], run_times)}
     if pred:
         result["predicted_curve"] = predicted_curve(campaign, pred)
     return result
@@ -431,8 +431,9 @@ def markdown(campaign, result):
         if "response" in result:
             r = result["response"]
             se = r.get("measured_slope_se")
-            spread = (f" ± {se:.1f} (standard error from the spread of the {sum(x['runs_ok'] for x in result['per_delta'])} runs: a gap "
-                      f"to the prediction within about twice that can be noise)" if se is not None else "")
+            runs = sum(row["runs_ok"] for row in result["per_delta"])
+            spread = (f" ± {se:.1f} (standard error from the spread of the {runs} runs: a gap to the prediction "
+                      f"within about twice that can be noise)" if se is not None else "")
             lines += [f"Response to latency (least-squares slope of runtime over ΔL, s per s): measured "
                       f"{r['measured_slope']:.1f}{spread}, predicted {r['predicted_slope']:.1f}. A constant offset "
                       f"between measured and predicted (e.g. time the tracer adds) shows in the mean error, not "

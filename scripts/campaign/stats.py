@@ -75,15 +75,20 @@ def tolerance_from_curve(deltas, values, pct):
     return deltas[-1], False
 
 
-def fitted_slope(xs, ys):
-    """Least-squares slope of ys over xs: the measured runtime's average response to ΔL, to set
-    against the predicted one (a constant offset between measured and predicted runtimes, e.g.
-    from tracing overhead, leaves it unchanged)."""
+def _line_fit(xs, ys):
+    """The least-squares line of ys over xs: (slope, mean of xs, mean of ys, spread of xs)."""
     mx, my = mean(xs), mean(ys)
     sxx = sum((x - mx) ** 2 for x in xs)
     if sxx == 0:
         raise ValueError("a slope needs at least two distinct x values")
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx, mx, my, sxx
+
+
+def fitted_slope(xs, ys):
+    """Least-squares slope of ys over xs: the measured runtime's average response to ΔL, to set
+    against the predicted one (a constant offset between measured and predicted runtimes, e.g.
+    from tracing overhead, leaves it unchanged)."""
+    return _line_fit(xs, ys)[0]
 
 
 def slope_standard_error(xs, ys):
@@ -93,8 +98,6 @@ def slope_standard_error(xs, ys):
     predicted response is a model term or noise. None with fewer than three points."""
     if len(xs) < 3:
         return None
-    slope = fitted_slope(xs, ys)
-    mx, my = mean(xs), mean(ys)
-    sxx = sum((x - mx) ** 2 for x in xs)
+    slope, mx, my, sxx = _line_fit(xs, ys)
     ssr = sum((y - my - slope * (x - mx)) ** 2 for x, y in zip(xs, ys))
     return math.sqrt(ssr / (len(xs) - 2) / sxx)
