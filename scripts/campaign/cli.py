@@ -3,13 +3,14 @@ import argparse
 import os
 import sys
 
-from . import config, cores, environment, noise, prediction, prepare, rejudge, report, rounds, runs, schedule, slurm, units
+from . import config, cores, ensemble, environment, noise, prediction, prepare, rejudge, report, rounds, runs, schedule, slurm, units
 from .runtime_records import RecordError
 
 USAGE = """llamp-campaign [options] -- APP [APP ARGS...]     run a campaign
        llamp-campaign resume DIR [--mode local|slurm]  finish the runs without a success
        llamp-campaign report DIR                       rewrite the report from the records
-       llamp-campaign repredict DIR [--schedgen-arg A]  graph + analysis again from the kept trace, then the report
+       llamp-campaign repredict DIR [--schedgen-arg A] [--prediction-from every-trace|kept-trace]
+                                                       graphs + analyses again from the traces, then the report
        llamp-campaign prepare DIR | run-slot DIR K     (steps, used by the Slurm jobs)"""
 
 DEFAULT_DELTAS = "0,10,20,30,40,50,60,70,80,90,100"
@@ -100,6 +101,9 @@ def run_parser():
                         "(default 0: off)")
     p.add_argument("--max-trace-runs", type=int, default=0, metavar="K",
                    help="most traced runs with --trace-target (default: three times --trace-runs)")
+    p.add_argument("--prediction-from", choices=("every-trace", "kept-trace"), default="every-trace",
+                   help="every-trace (default): the prediction is the mean of every traced run's (each one draw of "
+                        "the machine's speed); kept-trace: the one kept traced run's, as LLAMP does")
     p.add_argument("--no-trace-reference", action="store_true",
                    help="no untraced reference runs: model the traced run with the median runtime (lower median "
                         "for even K)")
@@ -201,7 +205,7 @@ def new_campaign(argv):
         tolerances_pct=tolerances, given_params=os.path.abspath(args.params) if args.params else "",
         given_trace=os.path.abspath(args.trace) if args.trace else "", trace_runs=args.trace_runs,
         trace_reference=not args.no_trace_reference, param_runs=args.param_runs,
-        trace_target_pct=args.trace_target,
+        trace_target_pct=args.trace_target, prediction_from=args.prediction_from,
         max_trace_runs=_bound(args.trace_target, args.max_trace_runs, args.trace_runs, 3),
         no_prediction=args.no_prediction, core_limit=args.core_limit, core_retries=args.core_retries,
         core_wait_s=args.core_wait, noise_runs=args.noise_runs, noise_duration=args.noise_duration,
@@ -223,6 +227,7 @@ def prepare_step(c, first_trace_only=False, first_noise_only=False, first_params
             else:
                 noise.record_all(c, _log)
                 noise.analyze(c, _log)
+                ensemble.analyze(c, _log)
     except prepare.StepError as e:
         raise SystemExit(f"llamp-campaign: {e}")
 
@@ -289,6 +294,7 @@ def run_local(c):
         if not c.no_prediction:
             noise.record_all(c, _log)
             noise.analyze(c, _log)
+            ensemble.analyze(c, _log)
         # A recalibration of the core limits (cores.recalibrate) takes back what the old limits
         # accepted and the new ones reject; launch it again, with what depends on it.
         for _ in range(REJUDGE_PASSES):
@@ -329,6 +335,8 @@ def _main(argv):
     if command == "repredict":
         p.add_argument("--schedgen-arg", action="append", default=None,
                        help="replaces the campaign's llamp schedgen arguments (repeatable)")
+        p.add_argument("--prediction-from", choices=("every-trace", "kept-trace"), default=None,
+                       help="replaces the campaign's choice (every-trace: the mean of every traced run's prediction)")
     if command == "resume":
         p.add_argument("--mode", choices=["local", "slurm"], default="local")
         p.add_argument("--sbatch-arg", action="append", default=[])
@@ -349,10 +357,13 @@ def _main(argv):
             raise SystemExit("llamp-campaign: this campaign was run with --no-prediction")
         if args.schedgen_arg is not None:
             c.schedgen_args = args.schedgen_arg
-            c.save()
+        if args.prediction_from is not None:
+            c.prediction_from = args.prediction_from
+        c.save()
         try:
             prepare.repredict(c, _log)
             noise.analyze(c, _log)
+            ensemble.analyze(c, _log)
         except prepare.StepError as e:
             raise SystemExit(f"llamp-campaign: {e}")
         report.write(c, _log)

@@ -46,6 +46,7 @@ class Campaign:
     trace_reference: bool = True      # an untraced reference run before each traced run
     trace_target_pct: float = 0.0     # trace again while no traced run is this close to the references; 0: off
     max_trace_runs: int = 0           # ... up to this many traced runs in all
+    prediction_from: str = "every-trace"  # ensemble.py: mean of every traced run's prediction; "kept-trace": one
     param_runs: int = 5               # llamp-loggp launches; params.json holds their mean
     no_prediction: bool = False       # measure runtimes only (no trace, schedgen, analyze)
     core_limit: str = "auto"          # cores.py: slow-cores above this hand-off time ("auto", "off", "90ns")

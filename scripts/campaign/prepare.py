@@ -185,7 +185,7 @@ def measure_parameters(campaign, log=print, first_only=False):
     with open(target + ".tmp", "w") as f:
         json.dump(combined, f, indent=2)
     os.replace(target + ".tmp", target)
-    for name in ("analysis.json", "analysis-cap.json", "analysis-noise.json"):
+    for name in ("analysis.json", "analysis-cap.json", "analysis-noise.json", "analysis-mean.json"):
         if os.path.exists(campaign.path(name)):
             os.remove(campaign.path(name))  # they analysed other parameters
     spread = ", ".join(f"{message_cost_ns(f):.0f}" for f in files)
@@ -551,12 +551,13 @@ def analysis_range_ns(campaign, params):
     return 0, int(math.ceil(params["L_ns"] + max(max(campaign.deltas_ns), 1000.0)))
 
 
-def _run_analyze(campaign, target, extra_args):
+def _run_analyze(campaign, target, extra_args, goal=None):
+    """llamp analyze GOAL (app.goal unless given) with params.json over the campaign's range into target."""
     with open(campaign.path("params.json")) as f:
         params = json.load(f)
     lo, hi = analysis_range_ns(campaign, params)
     tolerance = ",".join(f"{t:g}" for t in campaign.tolerances_pct)
-    cmd = [campaign.tools.llamp, "analyze", campaign.path("app.goal"), "--params", campaign.path("params.json"),
+    cmd = [campaign.tools.llamp, "analyze", goal or campaign.path("app.goal"), "--params", campaign.path("params.json"),
            "--range", f"{lo}ns:{hi}ns", "--tolerance", tolerance, "--json", target + ".tmp"] + list(
                campaign.analyze_args) + list(extra_args)
     log_path = _log_path(campaign, "analyze")

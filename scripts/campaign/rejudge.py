@@ -20,7 +20,7 @@ from . import cores, runs
 _TRACE_LAUNCH = re.compile(r"trace-(\d+)(-reference)?$")
 _PARAMS_LAUNCH = re.compile(r"params-(\d+)$")
 # What the parameters or the kept trace feed: made again from what is left.
-_DERIVED = ("analysis.json", "analysis-cap.json", "analysis-noise.json")
+_DERIVED = ("analysis.json", "analysis-cap.json", "analysis-noise.json", "analysis-mean.json")
 
 
 def _remove(campaign, *names):

@@ -8,7 +8,7 @@ import statistics
 
 from . import prediction as prediction_mod
 from . import prepare
-from . import noise, rounds, runs, stats, units
+from . import ensemble, noise, rounds, runs, stats, units
 
 
 def _prediction(campaign, name="analysis.json"):
@@ -16,6 +16,48 @@ def _prediction(campaign, name="analysis.json"):
     if not os.path.exists(analysis):
         return None
     return prediction_mod.load(analysis)
+
+
+def _main_prediction(campaign):
+    """The prediction the report judges: the mean of every traced run's (analysis-mean.json,
+    ensemble.py) unless the campaign asked for the kept trace's or has one traced run only."""
+    if campaign.prediction_from == "every-trace":
+        mean = _prediction(campaign, ensemble.MEAN_NAME)
+        if mean is not None:
+            return mean
+    return _prediction(campaign)
+
+
+def _per_trace(campaign, pred, rows, measured_rows):
+    """With the mean prediction: every traced run's own prediction, its RRMSE and response, the kept
+    trace's among them, and the mean's standard error at each ΔL from their spread (sample std / √K).
+    rrmse_prediction_floor is the RRMSE that error alone would give an exact model, as the noise floor
+    is for the measured means."""
+    with open(campaign.path(ensemble.MEAN_NAME)) as f:
+        ks = json.load(f).get("traces", [])
+    members = [(k, _prediction(campaign, os.path.basename(ensemble.member_path(campaign, k)))) for k in ks]
+    members = [(k, p) for k, p in members if p is not None]
+    if len(members) < 2:
+        return None
+    deltas = [r["delta_ns"] for r in measured_rows]
+    measured = [r["mean_ns"] for r in measured_rows]
+    traces = []
+    for k, p in members:
+        predicted = [p.runtime_ns(pred.L0_ns + d) for d in deltas]
+        item = {"trace": k, "runtime_at_L0_ns": p.runtime_at_L0_ns}
+        if measured_rows:
+            item["rrmse"] = stats.rrmse(measured, predicted)
+            if len(deltas) >= 2:
+                item["predicted_slope"] = stats.fitted_slope(deltas, predicted)
+        traces.append(item)
+    for row in rows:
+        values = [p.runtime_ns(pred.L0_ns + row["delta_ns"]) for _, p in members]
+        row["predicted_se_ns"] = stats.sample_std(values) / len(values) ** 0.5
+    result = {"traces": traces}
+    if measured_rows:
+        se = [r["predicted_se_ns"] for r in measured_rows]
+        result["rrmse_prediction_floor"] = (stats.mean([x * x for x in se]) ** 0.5) / stats.mean(measured)
+    return result
 
 
 def _with_lags_at_cap(campaign, measured_rows, L0):
@@ -97,9 +139,12 @@ def _throughput_paragraph(result):
             f"{len(t['recordings'])} recordings) took at least 1.3× its fast time in {100 * f0:.1f}–{100 * f1:.1f} % "
             f"of its slices on the ranks' CPUs, {m0:.2f}–{m1:.2f}× its fast time on average. Other work on the same "
             f"physical core (a busy SMT sibling on a VM's host) slows the application's computation without "
-            f"taking its CPU away, so detours do not show it. The prediction's computation times are the traced "
-            f"run's; a run whose CPUs were slowed more or less than the traced run's sits above or below it "
-            f"(docs/campaign.md, \"Machine noise\").", ""]
+            f"taking its CPU away, so detours do not show it. The prediction's computation times are "
+            + ("the traced runs' (the mean of their predictions); a run whose CPUs were slowed more or less than "
+               "theirs on average sits above or below it" if result.get("per_trace_prediction") else
+               "the traced run's; a run whose CPUs were slowed more or less than the traced run's sits above or "
+               "below it")
+            + " (docs/campaign.md, \"Machine noise\").", ""]
 
 
 def _traced_runs(campaign):
@@ -175,7 +220,7 @@ def _core_probes(campaign, records):
 def build(campaign):
     """Everything the report says, as one JSON-ready dict."""
     records = runs.load_records(campaign)
-    pred = _prediction(campaign)
+    pred = _main_prediction(campaign)
     rows = stats.per_delta(records, campaign.deltas_ns)
     L0 = pred.L0_ns if pred else None
     for row in rows:
@@ -218,6 +263,10 @@ def build(campaign):
     result["trace_dir"] = prepare.trace_location(campaign) if traced else None
     result["traces_interleaved"] = bool(traced.get("interleaved"))
     result["schedgen_args"] = _graph_arguments(campaign)
+    result["prediction_from"] = "every traced run (mean)" if pred and os.path.basename(pred.source) == ensemble.MEAN_NAME else (
+        "kept trace" if pred else None)
+    if result["prediction_from"] == "every traced run (mean)":
+        result["per_trace_prediction"] = _per_trace(campaign, pred, rows, measured_rows)
     params = _parameters(campaign)
     measurement = params.get("measurement", {})
     fit = measurement.get("G_fit", {})
@@ -319,7 +368,7 @@ def write_csvs(campaign, result):
             for t in row["runtimes_ns"]:
                 w.writerow([row["delta_ns"], t])
     fields = ["delta_ns", "runs_ok", "attempts", "failed", "timed_out", "slow_cores", "mean_ns", "std_ns", "min_ns",
-              "max_ns", "cv", "predicted_ns", "error_ns", "relative_error", "predicted_noise_ns", "relative_error_noise",
+              "max_ns", "cv", "predicted_ns", "predicted_se_ns", "error_ns", "relative_error", "predicted_noise_ns", "relative_error_noise",
               "lambda_L", "rho_L"]
     with open(campaign.path("summary.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
@@ -332,7 +381,7 @@ def _s(ns):
     return "–" if ns is None else f"{ns / 1e9:.5f}"
 
 
-def _critical_list(inside, shown=5):
+def _critical_list(inside, shown=5, source="analysis.json"):
     """The critical latencies inside the ΔL range; a long list (an app with many independent
     waits has thousands) shows its count, ends and the full list's place instead."""
     if not inside:
@@ -340,7 +389,7 @@ def _critical_list(inside, shown=5):
     if len(inside) <= 2 * shown + 2:
         return ", ".join(units.fmt_us(c, 2) for c in inside)
     return (f"{len(inside)} of them, " + ", ".join(units.fmt_us(c, 2) for c in inside[:shown]) + ", …, " +
-            ", ".join(units.fmt_us(c, 2) for c in inside[-shown:]) + " (all in analysis.json)")
+            ", ".join(units.fmt_us(c, 2) for c in inside[-shown:]) + f" (all in {source})")
 
 
 def _table_row(r, with_noise=False):
@@ -408,6 +457,28 @@ def _noise_paragraph(result):
             f"takes away from ranks that wait.", ""]
 
 
+def _prediction_paragraph(result):
+    """Where the prediction comes from: the mean of every traced run's, with each one's RRMSE."""
+    per = result.get("per_trace_prediction")
+    if not per:
+        return []
+    traces = per["traces"]
+    each = ", ".join(f"trace-{t['trace']} {100 * t['rrmse']:.2f} %" for t in traces if "rrmse" in t)
+    kept = next((t for t in traces if t["trace"] == result.get("kept_trace")), None)
+    text = (f"Prediction: the mean of the {len(traces)} traced runs' predictions (each traced run's graph analysed "
+            f"alike, analysis-trace-K.json; their mean curve analysis-mean.json): each traced run is one draw of "
+            f"how fast the CPUs computed, and the measured means average over such draws "
+            f"(docs/campaign.md, 'Prediction from every traced run'). Each alone: {each}")
+    if kept and "rrmse" in kept:
+        text += f"; the kept trace-{kept['trace']} alone (`--prediction-from kept-trace`) {100 * kept['rrmse']:.2f} %"
+    text += "."
+    if "rrmse_prediction_floor" in per:
+        text += (f" Their spread leaves the mean a standard error worth RRMSE "
+                 f"{100 * per['rrmse_prediction_floor']:.2f} % (√(mean of se²) / mean measured): what an exact model "
+                 f"fed these traced runs would still miss by, beside the noise floor below.")
+    return [text, ""]
+
+
 def _rounds_sentence(result):
     if not result.get("floor_target_pct"):
         return ""
@@ -427,6 +498,7 @@ def markdown(campaign, result):
         lines += [f"Noise floor: an exact prediction would still show RRMSE "
                   f"{100 * result['rrmse_noise_floor']:.2f} % from the run-to-run spread of the measured means "
                   f"(√(mean of std²/n) / mean); more runs per ΔL lower it.{_rounds_sentence(result)}", ""]
+        lines += _prediction_paragraph(result)
         lines += _throughput_paragraph(result)
         if "response" in result:
             r = result["response"]
@@ -488,7 +560,10 @@ def markdown(campaign, result):
         if a:
             top = max(campaign.deltas_ns)
             inside = [c - result["L0_ns"] for c in a["critical_latencies_ns"] if 0 <= c - result["L0_ns"] <= top]
-            lines += ["Critical latencies in the ΔL range (λ_L changes there): " + _critical_list(inside) + ".", ""]
+            source = ensemble.MEAN_NAME if result.get("per_trace_prediction") else "analysis.json"
+            lines += ["Critical latencies in the ΔL range (λ_L changes there"
+                      + (", in any traced run's graph" if result.get("per_trace_prediction") else "") + "): "
+                      + _critical_list(inside, source=source) + ".", ""]
     if result["traced_runtime_ns"] is not None:
         base = next((r for r in result["per_delta"] if r["delta_ns"] == min(campaign.deltas_ns) and "mean_ns" in r), None)
         overhead = (f" ({100 * (result['traced_runtime_ns'] / base['mean_ns'] - 1):+.2f} % vs. the untraced mean)"
@@ -516,7 +591,8 @@ def markdown(campaign, result):
             if result.get("traces_interleaved"):
                 kept += " Trace 1 ran before the measured runs, the others evenly spread among them."
             kept += (f" Their spread (CV {100 * result['traced_runtime_cv']:.2f} %) is noise the prediction "
-                     f"inherits through the kept run's computation times.")
+                     + ("inherits, reduced by averaging over the traced runs." if result.get("per_trace_prediction")
+                        else "inherits through the kept run's computation times."))
         lines += [f"Traced run: {_s(result['traced_runtime_ns'])} s{overhead}.{kept}", ""]
     noisy = bool(result.get("with_noise"))
     lines += ["| ΔL | runs ok / attempts | measured mean [s] | std [s] | CV | predicted [s] | error | "
@@ -554,8 +630,9 @@ def markdown(campaign, result):
               "libllamp_runtime_timer.so; predicted runtime: `llamp analyze` T(L0 + ΔL). Rounds are "
               "shuffled permutations of the ΔL list. Files: runs.csv (every attempt), summary.csv, measured.csv "
               "(for `llamp analyze --plot --measured`), "
-              "report.json, campaign.png, params.json, analysis.json, noise-K.json and analysis-noise.json (with "
-              "noise), logs/.", ""]
+              "report.json, campaign.png, params.json, analysis.json (the kept trace's graph app.goal), "
+              "analysis-trace-K.json and analysis-mean.json (every traced run's, and their mean), noise-K.json and "
+              "analysis-noise.json (with noise), logs/.", ""]
     return "\n".join(lines)
 
 

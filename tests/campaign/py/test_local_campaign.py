@@ -9,6 +9,8 @@ import unittest
 
 from campaign_testlib import BUILD_DIR, TEST_APP, campaign, temp_dir
 
+from campaign import prediction
+
 
 def injector_prefix():
     p = os.environ.get("LLAMP_PATCHED_MPICH_PREFIX") or os.path.join(
@@ -175,6 +177,29 @@ class LocalCampaignTest(unittest.TestCase):
             again = json.load(f)
         self.assertEqual([r["mean_ns"] for r in again["per_delta"]], [r["mean_ns"] for r in report["per_delta"]])
         self.assertEqual(again["trace_dir"], os.path.join(moved, f"trace-{report['kept_trace']}"))
+        # The prediction is the mean of every traced run's (campaign/ensemble.py): each of the four
+        # traced runs' graphs, made again with the new schedgen arguments, analysed alike.
+        self.assertEqual(again["prediction_from"], "every traced run (mean)")
+        self.assertEqual([t["trace"] for t in again["per_trace_prediction"]["traces"]], [1, 2, 3, 4])
+        members = []
+        for k in range(1, 5):
+            with open(os.path.join(moved, f"analysis-trace-{k}.json")) as f:
+                member = json.load(f)
+            self.assertEqual(member["made_from"]["schedgen_args"][0], "--no-initiation-time")
+            members.append(prediction.Prediction(member))
+        for row in again["per_delta"]:
+            L = again["L0_ns"] + row["delta_ns"]
+            expected = sum(p.runtime_ns(L) for p in members) / 4
+            self.assertAlmostEqual(row["predicted_ns"], expected, delta=1e-6 * expected)
+        # ... and the kept trace's alone on request.
+        campaign("repredict", moved, "--prediction-from", "kept-trace")
+        with open(os.path.join(moved, "report.json")) as f:
+            kept = json.load(f)
+        self.assertEqual(kept["prediction_from"], "kept trace")
+        with open(os.path.join(moved, "analysis.json")) as f:
+            alone = prediction.Prediction(json.load(f))
+        for row in kept["per_delta"]:
+            self.assertAlmostEqual(row["predicted_ns"], alone.runtime_ns(kept["L0_ns"] + row["delta_ns"]), delta=1)
 
 
 if __name__ == "__main__":

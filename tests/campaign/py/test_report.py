@@ -8,7 +8,7 @@ import unittest
 
 from campaign_testlib import temp_dir
 
-from campaign import config, report, schedule, stats
+from campaign import config, ensemble, report, schedule, stats
 
 
 def write_record(c, slot, rnd, delta, attempt, status, runtime_ns):
@@ -219,6 +219,67 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(text.count("µs"), 10)
         self.assertEqual(report._critical_list([17000.0]), "17.00 µs")
         self.assertEqual(report._critical_list([]), "none")
+
+    def test_prediction_from_every_traced_run(self):
+        c = hand_made_campaign(self)
+        with open(c.path("analysis.json")) as f:
+            first = json.load(f)  # trace 1: 0.99 s + 5000 L up to L = 17 µs, 8000 beyond
+        # trace 2, a slower draw: 1.03 s + 6000 L up to L = 12 µs (1.102 s), 9000 beyond (1.192 s at 22 µs)
+        second = dict(first, runtime_ns=1.042e9, lambda_L=6000.0, critical_latencies_ns=[12000.0],
+                      curve=[{"L_begin_ns": 0.0, "L_end_ns": 12000.0, "T_begin_ns": 1.03e9, "T_end_ns": 1.102e9,
+                              "lambda_L": 6000.0},
+                             {"L_begin_ns": 12000.0, "L_end_ns": 22000.0, "T_begin_ns": 1.102e9,
+                              "T_end_ns": 1.192e9, "lambda_L": 9000.0}])
+        for k, a in ((1, first), (2, second)):
+            with open(ensemble.member_path(c, k), "w") as f:
+                json.dump(a, f)
+        with open(c.path("trace.done.json"), "w") as f:
+            json.dump({"given": False, "kept_trace": 1, "traced_runtimes_ns": [1.0e9, 1.05e9],
+                       "traced_runtime_ns": 1.0e9}, f)
+        mean = ensemble.mean_analysis([first, second], ["analysis-trace-1.json", "analysis-trace-2.json"])
+        # The mean curve, exactly: breakpoints 12 and 17 µs, slopes 5500, (5000 + 9000) / 2 = 7000 and
+        # (8000 + 9000) / 2 = 8500, from 1.01 s at L = 0.
+        self.assertEqual([(s["L_begin_ns"], s["L_end_ns"], s["lambda_L"]) for s in mean["curve"]],
+                         [(0.0, 12000.0, 5500.0), (12000.0, 17000.0, 7000.0), (17000.0, 22000.0, 8500.0)])
+        self.assertAlmostEqual(mean["curve"][0]["T_begin_ns"], 1.01e9)
+        self.assertAlmostEqual(mean["curve"][2]["T_end_ns"], 1.1535e9)
+        self.assertEqual(mean["critical_latencies_ns"], [12000.0, 17000.0])
+        self.assertAlmostEqual(mean["runtime_ns"], 1.021e9)
+        self.assertEqual(mean["lambda_L"], 5500.0)
+        mean["traces"] = [1, 2]
+        with open(c.path(ensemble.MEAN_NAME), "w") as f:
+            json.dump(mean, f)
+
+        r = report.build(c)
+        self.assertEqual(r["prediction_from"], "every traced run (mean)")
+        rows = {row["delta_ns"]: row for row in r["per_delta"]}
+        # L = 2, 12, 22 µs: trace 1 predicts 1.0, 1.05, 1.115 s, trace 2 1.042, 1.102, 1.192 s
+        for delta, mean_T, gap in ((0.0, 1.021e9, 0.042e9), (10000.0, 1.076e9, 0.052e9), (20000.0, 1.1535e9, 0.077e9)):
+            self.assertAlmostEqual(rows[delta]["predicted_ns"], mean_T, delta=1)
+            # two values `gap` apart: sample std gap/√2, over √2 -> gap / 2
+            self.assertAlmostEqual(rows[delta]["predicted_se_ns"], gap / 2, delta=1)
+        measured_mean = (1.01e9 + 1.06e9 + 1.12e9) / 3
+        errors = [1.01e9 - 1.021e9, 1.06e9 - 1.076e9, 1.12e9 - 1.1535e9]
+        self.assertAlmostEqual(r["rrmse"], math.sqrt(sum(e * e for e in errors) / 3) / measured_mean, places=9)
+        per = r["per_trace_prediction"]
+        self.assertEqual([t["trace"] for t in per["traces"]], [1, 2])
+        one = math.sqrt((0.01e9 ** 2 + 0.01e9 ** 2 + 0.005e9 ** 2) / 3) / measured_mean  # trace 1 alone
+        self.assertAlmostEqual(per["traces"][0]["rrmse"], one, places=9)
+        floor = math.sqrt((0.021e9 ** 2 + 0.026e9 ** 2 + 0.0385e9 ** 2) / 3) / measured_mean
+        self.assertAlmostEqual(per["rrmse_prediction_floor"], floor, places=6)
+        text = report.markdown(c, r)
+        self.assertIn("Prediction: the mean of the 2 traced runs' predictions", text)
+        self.assertIn(f"the kept trace-1 alone (`--prediction-from kept-trace`) {100 * one:.2f} %", text)
+        # Tolerances come from the mean curve (T(L0) 1.021 s; 1 % = 1.03121 s at ΔL = 10.22/5.5 µs)
+        tol = {t["percent"]: t for t in r["tolerance"]}
+        self.assertEqual(tol[1.0]["predicted_source"], "predicted curve")
+        self.assertAlmostEqual(tol[1.0]["predicted_delta_ns"], 0.01021e9 / 5500, delta=20)
+
+        c.prediction_from = "kept-trace"  # the kept trace's analysis.json alone, as before
+        r = report.build(c)
+        self.assertEqual(r["prediction_from"], "kept trace")
+        self.assertAlmostEqual(r["rrmse"], one, places=9)
+        self.assertNotIn("per_trace_prediction", r)
 
     def test_tolerance_not_reached(self):
         value, reached = stats.tolerance_from_curve([0, 10, 20], [1.0, 1.001, 1.002], 5)
