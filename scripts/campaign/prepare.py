@@ -3,6 +3,7 @@
 Each step writes its product into the campaign folder and is skipped when the product already
 exists, so a resumed campaign does not redo them. Commands and output go to <out>/logs/.
 """
+import glob
 import json
 import math
 import os
@@ -600,16 +601,19 @@ def analyze(campaign, log=print):
 
 def repredict(campaign, log=print):
     """`llamp-campaign repredict`: the graph and the analysis again from the kept trace and
-    params.json, with the llamp the campaign names (e.g. after an upgrade or with other
-    --schedgen-arg); the measured runs stay. The previous graph and analysis are kept as
+    params.json (every traced run's follow in ensemble.analyze), with the llamp the campaign names
+    (e.g. after an upgrade or with other --schedgen-arg); the measured runs stay. The previous graph and analysis are kept as
     *.previous."""
     if not os.path.exists(campaign.path("trace.done.json")):
         raise StepError("no kept trace yet (trace.done.json); finish the campaign with 'llamp-campaign resume'")
     if not os.path.exists(campaign.path("params.json")):
         raise StepError("no params.json yet; finish the campaign with 'llamp-campaign resume'")
-    for name in ("app.goal", "analysis.json", "analysis-cap.json", "analysis-noise.json"):
+    for name in ("app.goal", "analysis.json", "analysis-cap.json", "analysis-noise.json", "analysis-mean.json"):
         if os.path.exists(campaign.path(name)):
             os.replace(campaign.path(name), campaign.path(name + ".previous"))
+    # every traced run's analysis too (ensemble.py): their record does not name the llamp that made them
+    for path in glob.glob(campaign.path("analysis-trace-*.json")):
+        os.remove(path)
     if os.path.exists(campaign.path("app.goal.json")):
         os.remove(campaign.path("app.goal.json"))
     build_graph(campaign, log)
