@@ -31,9 +31,12 @@ elif [[ $status -ne 0 ]]; then
   exit "$status"
 fi
 
-# The campaign traces the app several times and models the median run; show that trace.
+# The campaign traces the app several times, predicts the mean of every traced run's prediction
+# and keeps the run closest to the untraced reference runs as its graph; show that trace.
 trace_dir="$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["trace_dir"])' "$out/report.json")"
 echo
 "$build/bin/llamp" trace info "$trace_dir" | head -20 || true
 echo
-echo "demo done: report $out/report.md, plot $out/campaign.png (analysis: $out/analysis.json)"
+analysis=$out/analysis-mean.json
+[[ -f $analysis ]] || analysis=$out/analysis.json
+echo "demo done: report $out/report.md, plot $out/campaign.png (analysis: $analysis)"

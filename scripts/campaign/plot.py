@@ -23,8 +23,14 @@ def figure(campaign, result, path):
     title = f"{' '.join([os.path.basename(campaign.app[0]), *campaign.app[1:]])} — {campaign.ranks} ranks"
     if "rrmse" in result:
         grid_rows = result["predicted_curve"]
+        per_trace = result.get("per_trace_prediction")
         top.plot([r["delta_ns"] / 1e3 for r in grid_rows], [r["predicted_ns"] / 1e9 for r in grid_rows], "-",
-                 color="tab:blue", label="LLAMP prediction", zorder=2)
+                 color="tab:blue", label="LLAMP prediction" + (
+                     f" (mean of {len(per_trace['traces'])} traced runs')" if per_trace else ""), zorder=2)
+        if grid_rows and "predicted_min_ns" in grid_rows[0]:
+            top.fill_between([r["delta_ns"] / 1e3 for r in grid_rows], [r["predicted_min_ns"] / 1e9 for r in grid_rows],
+                             [r["predicted_max_ns"] / 1e9 for r in grid_rows], color="tab:blue", alpha=0.15,
+                             linewidth=0, label="each traced run's prediction (range)", zorder=1)
         noisy = [r for r in result["per_delta"] if "predicted_noise_ns" in r]
         noise = result.get("with_noise") or {}
         if noisy and "rrmse" in noise:

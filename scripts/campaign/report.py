@@ -28,15 +28,20 @@ def _main_prediction(campaign):
     return _prediction(campaign)
 
 
+def _members(campaign):
+    """[(k, Prediction)] of the traced runs analysis-mean.json averages."""
+    with open(campaign.path(ensemble.MEAN_NAME)) as f:
+        ks = json.load(f).get("traces", [])
+    members = [(k, _prediction(campaign, os.path.basename(ensemble.member_path(campaign, k)))) for k in ks]
+    return [(k, p) for k, p in members if p is not None]
+
+
 def _per_trace(campaign, pred, rows, measured_rows):
     """With the mean prediction: every traced run's own prediction, its RRMSE and response, the kept
     trace's among them, and the mean's standard error at each ΔL from their spread (sample std / √K).
     rrmse_prediction_floor is the RRMSE that error alone would give an exact model, as the noise floor
     is for the measured means."""
-    with open(campaign.path(ensemble.MEAN_NAME)) as f:
-        ks = json.load(f).get("traces", [])
-    members = [(k, _prediction(campaign, os.path.basename(ensemble.member_path(campaign, k)))) for k in ks]
-    members = [(k, p) for k, p in members if p is not None]
+    members = _members(campaign)
     if len(members) < 2:
         return None
     deltas = [r["delta_ns"] for r in measured_rows]
@@ -313,18 +318,27 @@ def build(campaign):
                                   "measured_slope_se": stats.slope_standard_error(
                                       [r["delta_ns"] for r, _ in every_run], run_times)}
     if pred:
-        result["predicted_curve"] = predicted_curve(campaign, pred)
+        members = [p for _, p in _members(campaign)] if result.get("per_trace_prediction") else []
+        result["predicted_curve"] = predicted_curve(campaign, pred, members)
     return result
 
 
-def predicted_curve(campaign, pred, points=200):
-    """T, λ_L, ρ_L over the ΔL range on a grid plus every critical latency, for the figure."""
+def predicted_curve(campaign, pred, members=(), points=200):
+    """T, λ_L, ρ_L over the ΔL range on a grid plus every critical latency, for the figure; with the
+    mean of several traced runs' predictions also the lowest and highest of them at each point."""
     top = max(campaign.deltas_ns)
     deltas = {top * i / points for i in range(points + 1)}
     deltas |= {c - pred.L0_ns for c in pred.critical_ns if 0 <= c - pred.L0_ns <= top}
-    return [{"delta_ns": d, "predicted_ns": pred.runtime_ns(pred.L0_ns + d),
-             "lambda_L": pred.lambda_L(pred.L0_ns + d), "rho_L": pred.rho_L(pred.L0_ns + d)}
-            for d in sorted(deltas)]
+    curve = []
+    for d in sorted(deltas):
+        L = pred.L0_ns + d
+        point = {"delta_ns": d, "predicted_ns": pred.runtime_ns(L), "lambda_L": pred.lambda_L(L),
+                 "rho_L": pred.rho_L(L)}
+        if members:
+            each = [p.runtime_ns(L) for p in members]
+            point.update(predicted_min_ns=min(each), predicted_max_ns=max(each))
+        curve.append(point)
+    return curve
 
 
 def tolerance_table(campaign, pred, measured_rows):

@@ -275,11 +275,19 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(tol[1.0]["predicted_source"], "predicted curve")
         self.assertAlmostEqual(tol[1.0]["predicted_delta_ns"], 0.01021e9 / 5500, delta=20)
 
+        # The figure's band: the lowest and highest traced run's prediction at each point
+        point = next(p for p in r["predicted_curve"] if p["delta_ns"] == 20000.0)
+        self.assertAlmostEqual(point["predicted_min_ns"], 1.115e9, delta=1)
+        self.assertAlmostEqual(point["predicted_max_ns"], 1.192e9, delta=1)
+        report.write(c, log=lambda _: None)
+        self.assertTrue(os.path.getsize(c.path("campaign.png")) > 0)
+
         c.prediction_from = "kept-trace"  # the kept trace's analysis.json alone, as before
         r = report.build(c)
         self.assertEqual(r["prediction_from"], "kept trace")
         self.assertAlmostEqual(r["rrmse"], one, places=9)
         self.assertNotIn("per_trace_prediction", r)
+        self.assertNotIn("predicted_min_ns", r["predicted_curve"][0])
 
     def test_tolerance_not_reached(self):
         value, reached = stats.tolerance_from_curve([0, 10, 20], [1.0, 1.001, 1.002], 5)
