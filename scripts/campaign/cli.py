@@ -3,7 +3,8 @@ import argparse
 import os
 import sys
 
-from . import config, cores, ensemble, environment, noise, prediction, prepare, rejudge, report, rounds, runs, schedule, slurm, units
+from . import (config, cores, ensemble, environment, noise, prediction, prepare, rejudge, report, rounds, runs,
+               schedule, slurm, units)
 from .runtime_records import RecordError
 
 USAGE = """llamp-campaign [options] -- APP [APP ARGS...]     run a campaign
@@ -227,7 +228,7 @@ def prepare_step(c, first_trace_only=False, first_noise_only=False, first_params
             else:
                 noise.record_all(c, _log)
                 noise.analyze(c, _log)
-                ensemble.analyze(c, _log)
+            ensemble.analyze(c, _log)  # nothing before every traced run is there
     except prepare.StepError as e:
         raise SystemExit(f"llamp-campaign: {e}")
 

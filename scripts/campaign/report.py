@@ -18,6 +18,9 @@ def _prediction(campaign, name="analysis.json"):
     return prediction_mod.load(analysis)
 
 
+MEAN_OF_TRACES = "every traced run (mean)"  # report.json prediction_from
+
+
 def _main_prediction(campaign):
     """The prediction the report judges: the mean of every traced run's (analysis-mean.json,
     ensemble.py) unless the campaign asked for the kept trace's or has one traced run only."""
@@ -36,14 +39,11 @@ def _members(campaign):
     return [(k, p) for k, p in members if p is not None]
 
 
-def _per_trace(campaign, pred, rows, measured_rows):
+def _per_trace(pred, members, rows, measured_rows):
     """With the mean prediction: every traced run's own prediction, its RRMSE and response, the kept
     trace's among them, and the mean's standard error at each ΔL from their spread (sample std / √K).
     rrmse_prediction_floor is the RRMSE that error alone would give an exact model, as the noise floor
     is for the measured means."""
-    members = _members(campaign)
-    if len(members) < 2:
-        return None
     deltas = [r["delta_ns"] for r in measured_rows]
     measured = [r["mean_ns"] for r in measured_rows]
     traces = []
@@ -268,10 +268,11 @@ def build(campaign):
     result["trace_dir"] = prepare.trace_location(campaign) if traced else None
     result["traces_interleaved"] = bool(traced.get("interleaved"))
     result["schedgen_args"] = _graph_arguments(campaign)
-    result["prediction_from"] = "every traced run (mean)" if pred and os.path.basename(pred.source) == ensemble.MEAN_NAME else (
-        "kept trace" if pred else None)
-    if result["prediction_from"] == "every traced run (mean)":
-        result["per_trace_prediction"] = _per_trace(campaign, pred, rows, measured_rows)
+    # The traced runs the prediction averages (none: it is the kept trace's)
+    members = _members(campaign) if pred and os.path.basename(pred.source) == ensemble.MEAN_NAME else []
+    result["prediction_from"] = MEAN_OF_TRACES if members else ("kept trace" if pred else None)
+    if members:
+        result["per_trace_prediction"] = _per_trace(pred, members, rows, measured_rows)
     params = _parameters(campaign)
     measurement = params.get("measurement", {})
     fit = measurement.get("G_fit", {})
@@ -318,8 +319,7 @@ def build(campaign):
                                   "measured_slope_se": stats.slope_standard_error(
                                       [r["delta_ns"] for r, _ in every_run], run_times)}
     if pred:
-        members = [p for _, p in _members(campaign)] if result.get("per_trace_prediction") else []
-        result["predicted_curve"] = predicted_curve(campaign, pred, members)
+        result["predicted_curve"] = predicted_curve(campaign, pred, [p for _, p in members])
     return result
 
 
@@ -382,8 +382,8 @@ def write_csvs(campaign, result):
             for t in row["runtimes_ns"]:
                 w.writerow([row["delta_ns"], t])
     fields = ["delta_ns", "runs_ok", "attempts", "failed", "timed_out", "slow_cores", "mean_ns", "std_ns", "min_ns",
-              "max_ns", "cv", "predicted_ns", "predicted_se_ns", "error_ns", "relative_error", "predicted_noise_ns", "relative_error_noise",
-              "lambda_L", "rho_L"]
+              "max_ns", "cv", "predicted_ns", "predicted_se_ns", "error_ns", "relative_error", "predicted_noise_ns",
+              "relative_error_noise", "lambda_L", "rho_L"]
     with open(campaign.path("summary.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
