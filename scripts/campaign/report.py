@@ -301,6 +301,9 @@ def build(campaign):
         result["rmse_ns"] = stats.rmse(measured, predicted)
         result["rrmse"] = stats.rrmse(measured, predicted)
         result["rrmse_noise_floor"] = stats.noise_floor(measured_rows)
+        traces_floor = (result.get("per_trace_prediction") or {}).get("rrmse_prediction_floor")
+        result["rrmse_beyond_noise"] = stats.beyond_noise(result["rrmse"], result["rrmse_noise_floor"],
+                                                          traces_floor or 0.0)
         every_run = [(r, t) for r in measured_rows for t in r["runtimes_ns"]]  # (its ΔL's row, runtime)
         run_times = [t for _, t in every_run]
         result["rmse_all_runs_ns"] = stats.rmse(run_times, [r["predicted_ns"] for r, _ in every_run])
@@ -513,6 +516,11 @@ def markdown(campaign, result):
                   f"{100 * result['rrmse_noise_floor']:.2f} % from the run-to-run spread of the measured means "
                   f"(√(mean of std²/n) / mean); more runs per ΔL lower it.{_rounds_sentence(result)}", ""]
         lines += _prediction_paragraph(result)
+        traces_floor = (result.get("per_trace_prediction") or {}).get("rrmse_prediction_floor")
+        lines += [f"**Beyond the noise: RRMSE {100 * result['rrmse_beyond_noise']:.2f} %**, √(max(0, RRMSE² − "
+                  + ("noise floor² − traces' floor²" if traces_floor is not None else "noise floor²")
+                  + ")): the model's own error as far as these runs can tell it (the floors are estimates from "
+                  "a few runs each; 0 means within the noise).", ""]
         lines += _throughput_paragraph(result)
         if "response" in result:
             r = result["response"]

@@ -101,3 +101,13 @@ def slope_standard_error(xs, ys):
     slope, mx, my, sxx = _line_fit(xs, ys)
     ssr = sum((y - my - slope * (x - mx)) ** 2 for x, y in zip(xs, ys))
     return math.sqrt(ssr / (len(xs) - 2) / sxx)
+
+
+def beyond_noise(rrmse, *floors):
+    """The part of an RRMSE the noise floors do not explain, √(max(0, RRMSE² − Σ floor²)). In
+    expectation the squared error at each ΔL is bias² + the measured mean's variance + the
+    prediction's; the floors are the last two as RRMSEs, so this estimates the RMS bias, the model's
+    own error. It is an estimate from estimates (the floors come from a few runs each): 0 means the
+    error is within the noise, not that the model is exact."""
+    return math.sqrt(max(0.0, rrmse * rrmse - sum(f * f for f in floors)))
+

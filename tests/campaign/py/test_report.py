@@ -87,6 +87,12 @@ class ReportTest(unittest.TestCase):
         self.assertAlmostEqual(r["rrmse_noise_floor"], floor, places=9)
         self.assertIn("Noise floor", report.markdown(c, r))
 
+    def test_error_beyond_the_noise_floors(self):
+        # 5 % against floors of 3 % and 0 %: √(25 − 9) = 4 %; floors above the error leave nothing.
+        self.assertAlmostEqual(stats.beyond_noise(0.05, 0.03, 0.0), 0.04)
+        self.assertAlmostEqual(stats.beyond_noise(0.05, 0.03, 0.04), 0.0)
+        self.assertEqual(stats.beyond_noise(0.01, 0.02), 0.0)
+
     def test_slope_standard_error_on_a_hand_made_table(self):
         # Two runs at x = 0 and two at x = 1, each pair 2 apart: slope 1, residuals ±1, SSR 4 over
         # 2 degrees of freedom and Sxx 1 -> sqrt(2). A perfect line has none; two points have none.
@@ -267,7 +273,12 @@ class ReportTest(unittest.TestCase):
         self.assertAlmostEqual(per["traces"][0]["rrmse"], one, places=9)
         floor = math.sqrt((0.021e9 ** 2 + 0.026e9 ** 2 + 0.0385e9 ** 2) / 3) / measured_mean
         self.assertAlmostEqual(per["rrmse_prediction_floor"], floor, places=6)
+        # Beyond both floors: RRMSE 2.06 % against a noise floor of 1.33 % and a traces' floor of
+        # 2.61 %: within the noise.
+        self.assertLess(r["rrmse"] ** 2, r["rrmse_noise_floor"] ** 2 + floor ** 2)
+        self.assertEqual(r["rrmse_beyond_noise"], 0.0)
         text = report.markdown(c, r)
+        self.assertIn(f"**Beyond the noise: RRMSE {100 * r['rrmse_beyond_noise']:.2f} %**", text)
         self.assertIn("Prediction: the mean of the 2 traced runs' predictions", text)
         self.assertIn(f"the kept trace-1 alone (`--prediction-from kept-trace`) {100 * one:.2f} %", text)
         # Tolerances come from the mean curve (T(L0) 1.021 s; 1 % = 1.03121 s at ΔL = 10.22/5.5 µs)
@@ -287,6 +298,9 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(r["prediction_from"], "kept trace")
         self.assertAlmostEqual(r["rrmse"], one, places=9)
         self.assertNotIn("per_trace_prediction", r)
+        # trace 1 alone, 0.86 %, is within the noise floor of 1.33 % too
+        self.assertLess(one, r["rrmse_noise_floor"])
+        self.assertEqual(r["rrmse_beyond_noise"], 0.0)
         self.assertNotIn("predicted_min_ns", r["predicted_curve"][0])
 
     def test_tolerance_not_reached(self):
