@@ -43,6 +43,13 @@ def _made_from(campaign, k):
             "trace_done_mtime_ns": os.stat(done).st_mtime_ns, "analyze_args": list(campaign.analyze_args)}
 
 
+def _write_json(path, value):
+    """Whole or not at all: a campaign stopped mid-write leaves no half file a resume would trust."""
+    with open(path + ".tmp", "w") as f:
+        json.dump(value, f)
+    os.replace(path + ".tmp", path)
+
+
 def _analyze_trace(campaign, k, log):
     """analysis-trace-k.json: trace k's graph (made, analysed and removed again) unless it is current."""
     target = member_path(campaign, k)
@@ -61,9 +68,7 @@ def _analyze_trace(campaign, k, log):
         if os.path.exists(goal):
             os.remove(goal)
     result["made_from"] = made_from
-    with open(target + ".tmp", "w") as f:
-        json.dump(result, f)
-    os.replace(target + ".tmp", target)
+    _write_json(target, result)
     log(f"analysis of trace {k}: {target}")
     return target
 
@@ -114,8 +119,6 @@ def analyze(campaign, log=print):
             analyses.append(json.load(f))
     mean = mean_analysis(analyses, [os.path.basename(p) for p in files])
     mean["traces"] = ks
-    with open(target + ".tmp", "w") as f:
-        json.dump(mean, f)
-    os.replace(target + ".tmp", target)
+    _write_json(target, mean)
     log(f"prediction: the mean of {len(ks)} traced runs' analyses: {target}")
     return target
