@@ -6,13 +6,14 @@ run), and one graph inherits that draw in every predicted point. The measured ru
 *mean* runtime at each ΔL, so the prediction should too: every traced run's graph is analysed
 alike (analysis-trace-k.json) and the prediction is the mean of their curves (analysis-mean.json).
 The mean of piecewise-linear curves is piecewise linear with the union of their breakpoints, so the
-mean curve is exact, not sampled. Averaging curves, not computation times, matters: the ranks of a
-tightly coupled application wait for the slower one at every synchronisation, so the runtime of
-averaged computation times (each rank's slow spells smoothed away) is below the average runtime.
+mean curve is exact, not sampled. Curves are averaged, not computation times: the ranks of a
+tightly coupled application wait for the slower one at every synchronisation, and averaged
+computation times would smooth each rank's slow spells away, with the waits they cause (a reason,
+not a measurement: averaging computation times was not tried).
 
 Re-analysing 58 finished campaigns of the VM (tables C-G of stops 20-24, 5-15 traced runs each)
 this way, against the kept trace's prediction: RRMSE mean 3.43 % against 4.27 %, better in 42 of
-58; in the two tables run with it since, 24 of 28.
+58; in the two tables run with it since (stop 25's H and I), 18 of 28.
 """
 import hashlib
 import json
