@@ -100,8 +100,14 @@ def run_parser():
                    help="after the --trace-runs traced runs, trace again (each after its reference run) while no "
                         "traced runtime is within PCT %% of the untraced references' median, up to --max-trace-runs "
                         "(default 0: off)")
+    p.add_argument("--trace-floor-target", type=float, default=0.0, metavar="PCT",
+                   help="local mode, with the mean prediction: after the --reps rounds, trace again (each after "
+                        "its reference run, before each added round) while the traces' floor (the RRMSE an exact "
+                        "model would still show from the spread of the traced runs' predictions) is above PCT %%, "
+                        "up to --max-trace-runs (default 0: off)")
     p.add_argument("--max-trace-runs", type=int, default=0, metavar="K",
-                   help="most traced runs with --trace-target (default: three times --trace-runs)")
+                   help="most traced runs with --trace-target or --trace-floor-target (default: three times "
+                        "--trace-runs)")
     p.add_argument("--prediction-from", choices=("every-trace", "kept-trace"), default="every-trace",
                    help="every-trace (default): the prediction is the mean of every traced run's (each one draw of "
                         "the machine's speed); kept-trace: the one kept traced run's, as LLAMP does")
@@ -142,8 +148,16 @@ def new_campaign(argv):
                          "least 1")
     if args.noise_runs < 0:
         raise SystemExit("llamp-campaign: --noise-runs must not be negative")
-    _check_target("--trace-target", args.trace_target, "--max-trace-runs", args.max_trace_runs, "--trace-runs",
-                  args.trace_runs, "traced runs")
+    if min(args.trace_target, args.trace_floor_target) < 0:
+        raise SystemExit("llamp-campaign: --trace-target and --trace-floor-target must not be negative")
+    # either target adds traced runs, up to the one bound
+    _check_target("--trace-target or --trace-floor-target", max(args.trace_target, args.trace_floor_target),
+                  "--max-trace-runs", args.max_trace_runs, "--trace-runs", args.trace_runs, "traced runs")
+    if args.trace_floor_target > 0 and (args.mode == "slurm" or args.trace or args.no_prediction
+                                        or args.prediction_from != "every-trace"):
+        raise SystemExit("llamp-campaign: --trace-floor-target adds traced runs to the mean prediction as the runs "
+                         "come in: it needs local mode, traced runs (no --trace, --no-prediction) and "
+                         "--prediction-from every-trace")
     if args.trace_target > 0 and args.no_trace_reference:
         raise SystemExit("llamp-campaign: --trace-target compares traced runs with the untraced reference runs; "
                          "drop --no-trace-reference")
@@ -207,7 +221,8 @@ def new_campaign(argv):
         given_trace=os.path.abspath(args.trace) if args.trace else "", trace_runs=args.trace_runs,
         trace_reference=not args.no_trace_reference, param_runs=args.param_runs,
         trace_target_pct=args.trace_target, prediction_from=args.prediction_from,
-        max_trace_runs=_bound(args.trace_target, args.max_trace_runs, args.trace_runs, 3),
+        trace_floor_target_pct=args.trace_floor_target,
+        max_trace_runs=_bound(max(args.trace_target, args.trace_floor_target), args.max_trace_runs, args.trace_runs, 3),
         no_prediction=args.no_prediction, core_limit=args.core_limit, core_retries=args.core_retries,
         core_wait_s=args.core_wait, noise_runs=args.noise_runs, noise_duration=args.noise_duration,
         noise_samples=args.noise_samples, floor_target_pct=args.floor_target,
@@ -236,7 +251,7 @@ def prepare_step(c, first_trace_only=False, first_noise_only=False, first_params
 
 def _check_target(target_flag, target, bound_flag, bound, planned_flag, planned, what):
     """An option that adds `what` beyond the `planned` ones until a target is met (--floor-target,
-    --trace-target) and the option bounding how many there may be in all."""
+    --trace-target or --trace-floor-target) and the option bounding how many there may be in all."""
     if target < 0 or bound < 0:
         raise SystemExit(f"llamp-campaign: {target_flag} and {bound_flag} must not be negative")
     if bound and target <= 0:

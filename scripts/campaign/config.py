@@ -45,7 +45,8 @@ class Campaign:
     trace_runs: int = 3               # traced runs; prepare.representative_trace picks the one modelled
     trace_reference: bool = True      # an untraced reference run before each traced run
     trace_target_pct: float = 0.0     # trace again while no traced run is this close to the references; 0: off
-    max_trace_runs: int = 0           # ... up to this many traced runs in all
+    trace_floor_target_pct: float = 0.0  # rounds.py: trace again while the traces' floor is above it; 0: off
+    max_trace_runs: int = 0           # ... up to this many traced runs in all (both targets)
     prediction_from: str = "every-trace"  # ensemble.py: mean of every traced run's prediction; "kept-trace": one
     param_runs: int = 5               # llamp-loggp launches; params.json holds their mean
     no_prediction: bool = False       # measure runtimes only (no trace, schedgen, analyze)

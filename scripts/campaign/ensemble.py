@@ -21,6 +21,7 @@ import os
 import statistics
 
 from . import prediction as prediction_mod
+from . import stats
 from .prepare import StepError, _require, _run_analyze, _run_step, schedgen_arguments, trace_run_dirs, traced_count
 
 MEAN_NAME = "analysis-mean.json"
@@ -103,6 +104,30 @@ def mean_analysis(analyses, names):
             "tolerance": [], "poll_lags": analyses[0].get("poll_lags", {}), "members": list(names)}
 
 
+def _done_traces(campaign):
+    return [k for k in range(1, traced_count(campaign) + 1) if os.path.exists(trace_run_dirs(campaign, k)[0] + ".done")]
+
+
+def traces_floor(campaign, records, log=print):
+    """The traces' floor (stats.prediction_floor) of the traced runs there are so far, against the
+    measured means there are so far, each traced run analysed as the mean prediction will average it
+    (kept for it when nothing changes). None before params.json, with fewer than two traced runs or
+    no measured ΔL. --trace-floor-target adds traced runs while it is above the target (rounds.py)."""
+    if not os.path.exists(campaign.path("params.json")):
+        return None
+    ks = _done_traces(campaign)
+    rows = [r for r in stats.per_delta(records, campaign.deltas_ns) if "mean_ns" in r]
+    if len(ks) < 2 or not rows:
+        return None
+    preds = []
+    for k in ks:
+        path = _analyze_trace(campaign, k, log)
+        with open(path) as f:
+            preds.append(prediction_mod.Prediction(json.load(f), os.path.basename(path)))
+    return stats.prediction_floor([[p.runtime_ns(p.L0_ns + r["delta_ns"]) for p in preds] for r in rows],
+                                  [r["mean_ns"] for r in rows])
+
+
 def analyze(campaign, log=print):
     """Every traced run's analysis, then analysis-mean.json, their mean (made anew each time); nothing
     with one traced run, a given trace or `--prediction-from kept-trace`."""
@@ -111,7 +136,7 @@ def analyze(campaign, log=print):
         os.remove(target)
     if not enabled(campaign):
         return None
-    ks = [k for k in range(1, traced_count(campaign) + 1) if os.path.exists(trace_run_dirs(campaign, k)[0] + ".done")]
+    ks = _done_traces(campaign)
     if len(ks) < 2:
         return None
     files = [_analyze_trace(campaign, k, log) for k in ks]

@@ -290,11 +290,19 @@ def reference_run_dir(campaign, k):
     return campaign.path(f"trace-{k}-reference")
 
 
+def _added_mark(campaign, k):
+    """trace-k.added: traced run k was added beyond the planned ones, and why. Written before it is
+    launched and kept when a recalibration takes the run back (rejudge.py removes trace-k.done), so
+    the run is launched again, for the same reason."""
+    return trace_run_dirs(campaign, k)[0] + ".added"
+
+
 def traced_count(campaign):
-    """How many traced runs the campaign has: the --trace-runs planned, and any --trace-target added
-    (trace-k.done for k beyond them)."""
+    """How many traced runs the campaign has: the --trace-runs planned, and any --trace-target or
+    --trace-floor-target added (trace-k.added, or trace-k.done of a campaign from before it, for k
+    beyond them)."""
     k = campaign.trace_runs
-    while os.path.exists(trace_run_dirs(campaign, k + 1)[0] + ".done"):
+    while os.path.exists(trace_run_dirs(campaign, k + 1)[0] + ".done") or os.path.exists(_added_mark(campaign, k + 1)):
         k += 1
     return k
 
@@ -356,7 +364,7 @@ def trace_until_representative(campaign, log):
     k = traced_count(campaign)
     while k < campaign.max_trace_runs and not close_enough(representative_trace(campaign), campaign.trace_target_pct):
         k += 1
-        trace_once(campaign, k, log)
+        trace_once(campaign, k, log, "trace-target")
 
 
 def _probed_launch(campaign, name, what, cmd, env, fresh_dirs, runtime_dir, log):
@@ -380,13 +388,17 @@ def _probed_launch(campaign, name, what, cmd, env, fresh_dirs, runtime_dir, log)
         raise StepError(f"{what}: {e}")
 
 
-def trace_once(campaign, k, log):
+def trace_once(campaign, k, log, added_because=""):
     """Traced run k at ΔL = 0, after its untraced reference run (launched like a measured run, for
-    representative_trace); skipped when a resumed campaign already finished it."""
+    representative_trace); skipped when a resumed campaign already finished it. added_because: why
+    a traced run beyond the planned ones is launched (trace-k.added, for the report)."""
     trace_dir, runtime_dir = trace_run_dirs(campaign, k)
     done = trace_dir + ".done"
     if os.path.exists(done):
         return
+    if added_because and not os.path.exists(_added_mark(campaign, k)):
+        with open(_added_mark(campaign, k), "w") as f:
+            f.write(added_because)
     _require(campaign.tools.tracer_lib, "the tracer library")
     cmd = list(campaign.mpiexec) + ["-n", str(campaign.ranks)] + list(campaign.app)
     reference = ""
@@ -408,6 +420,16 @@ def trace_once(campaign, k, log):
     log(f"trace {k}/{max(campaign.trace_runs, k)}: {trace_dir} (traced run {traced_runtime / 1e9:.4f} s{reference})")
 
 
+def added_because(campaign, k):
+    """Why traced run k was added beyond the planned ones: "trace-target" or "trace-floor-target"
+    ("" when planned, or added by a campaign from before the reason was kept)."""
+    try:
+        with open(_added_mark(campaign, k)) as f:
+            return f.read().strip()
+    except FileNotFoundError:
+        return ""
+
+
 def trace_application(campaign, log=print, first_only=False):
     """(b) K traced runs at ΔL = 0 (--trace-runs), each after an untraced reference run; the one
     representative_trace picks is modelled.
@@ -424,8 +446,8 @@ def trace_application(campaign, log=print, first_only=False):
     if first_only:
         trace_once(campaign, 1, log)
         return trace_run_dirs(campaign, 1)[0]
-    for k in range(1, campaign.trace_runs + 1):
-        trace_once(campaign, k, log)
+    for k in range(1, traced_count(campaign) + 1):  # the added ones too, when one was taken back
+        trace_once(campaign, k, log, added_because(campaign, k))
     trace_until_representative(campaign, log)
     return _keep_representative_trace(campaign, log)["trace_dir"]
 
@@ -467,14 +489,34 @@ def settle_traces(campaign, log=print):
     provisional trace 1 they were built from."""
     if os.path.exists(campaign.path("trace.done.json")):
         return
-    for k in range(1, campaign.trace_runs + 1):
-        trace_once(campaign, k, log)
+    for k in range(1, traced_count(campaign) + 1):
+        trace_once(campaign, k, log, added_because(campaign, k))
     trace_until_representative(campaign, log)
-    chosen = _keep_representative_trace(campaign, log, interleaved=True)
-    if chosen["kept_trace"] != 1:
+    _keep(campaign, log, provisional=1, interleaved=True)
+
+
+def _keep(campaign, log, provisional, interleaved):
+    chosen = _keep_representative_trace(campaign, log, interleaved=interleaved)
+    if chosen["kept_trace"] != provisional:
         os.remove(campaign.path("app.goal"))  # build_graph drops the analyses of the graph it replaces
         build_graph(campaign, log)
         analyze(campaign, log)
+
+
+def rechoose_trace(campaign, log=print):
+    """After traced runs were added to a campaign whose kept trace was already chosen (one planned
+    traced run, or a resumed campaign; --trace-floor-target): the choice again among all of them,
+    and the graph and analysis again if it moved."""
+    path = campaign.path("trace.done.json")
+    if not os.path.exists(path):
+        return
+    with open(path) as f:
+        done = json.load(f)
+    if done.get("given") or "kept_trace" not in done:
+        return
+    if len(done.get("traced_runtimes_ns", [])) == traced_count(campaign):
+        return
+    _keep(campaign, log, provisional=done["kept_trace"], interleaved=bool(done.get("interleaved")))
 
 
 def trace_location(campaign):

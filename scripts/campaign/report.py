@@ -60,8 +60,8 @@ def _per_trace(pred, members, rows, measured_rows):
         row["predicted_se_ns"] = stats.sample_std(values) / len(values) ** 0.5
     result = {"traces": traces}
     if measured_rows:
-        se = [r["predicted_se_ns"] for r in measured_rows]
-        result["rrmse_prediction_floor"] = (stats.mean([x * x for x in se]) ** 0.5) / stats.mean(measured)
+        result["rrmse_prediction_floor"] = stats.prediction_floor(
+            [[p.runtime_ns(pred.L0_ns + d) for _, p in members] for d in deltas], measured)
     return result
 
 
@@ -160,6 +160,14 @@ def _traced_runs(campaign):
         return {}
     with open(path) as f:
         return json.load(f)
+
+
+def _traces_added(campaign, traced):
+    """How many of the `traced` runs beyond the planned --trace-runs each target added (a campaign
+    from before the reason was kept added them by --trace-target only)."""
+    reasons = [prepare.added_because(campaign, k) for k in range(campaign.trace_runs + 1, traced + 1)]
+    return {"trace_target": sum(1 for r in reasons if r in ("", "trace-target")),
+            "trace_floor_target": sum(1 for r in reasons if r == "trace-floor-target")}
 
 
 def _parameters(campaign):
@@ -265,6 +273,9 @@ def build(campaign):
     result["reference_runtimes_ns"] = traced.get("reference_runtimes_ns", [])
     result["reference_runtime_ns"] = traced.get("reference_runtime_ns")
     result["trace_target_pct"] = campaign.trace_target_pct
+    result["trace_floor_target_pct"] = campaign.trace_floor_target_pct or None
+    result["max_trace_runs"] = campaign.max_trace_runs
+    result["traces_added"] = _traces_added(campaign, len(traced.get("traced_runtimes_ns", [])))
     result["trace_dir"] = prepare.trace_location(campaign) if traced else None
     result["traces_interleaved"] = bool(traced.get("interleaved"))
     result["schedgen_args"] = _graph_arguments(campaign)
@@ -493,6 +504,12 @@ def _prediction_paragraph(result):
         text += (f" Their spread leaves the mean a standard error worth RRMSE "
                  f"{100 * per['rrmse_prediction_floor']:.2f} % (√(mean of se²) / mean measured): what an exact model "
                  f"fed these traced runs would still miss by, beside the noise floor below.")
+    target = result.get("trace_floor_target_pct")
+    if target:
+        added = (result.get("traces_added") or {}).get("trace_floor_target", 0)
+        text += (f" --trace-floor-target {target:g} %: {added} traced run(s) added while that floor was above it"
+                 + (f", up to --max-trace-runs {result['max_trace_runs']}; it stayed above."
+                    if "rrmse_prediction_floor" in per and 100 * per["rrmse_prediction_floor"] > target else "."))
     return [text, ""]
 
 
@@ -599,7 +616,7 @@ def markdown(campaign, result):
                     + ", ".join(f"{_s(t)}" for t in result["reference_runtimes_ns"]) + " s). Tracing changed the "
                     f"runtime by {100 * (statistics.median(result['traced_runtimes_ns']) / reference - 1):+.2f} % "
                     f"(median traced against median untraced).")
-            added = len(result["traced_runtimes_ns"]) - campaign.trace_runs
+            added = result["traces_added"]["trace_target"]
             if campaign.trace_target_pct > 0:
                 kept += (f" --trace-target {campaign.trace_target_pct:g} %: "
                          + (f"{added} traced run(s) added to the {campaign.trace_runs} planned, because none was that "

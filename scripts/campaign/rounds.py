@@ -10,8 +10,14 @@ leaves such a ΔL out (its spread is unknown), so it would judge a mean of one r
 any, as well measured (2026-11-27, a VM whose host moved the vCPUs apart every few seconds:
 app_pingpong had one accepted run of 20 and 21 attempts at two of its six ΔL, 4 rounds, floor 0.37 %).
 Every round, and why it ran, is in the log and the report.
+
+--trace-floor-target does the same for the prediction: the mean of K traced runs' predictions
+carries their spread, worth the traces' floor (stats.prediction_floor), which falls with sqrt(K).
+While it is above the target a traced run (after its untraced reference run) is added, before the
+next added round when both targets are unmet, so the added traced runs are spread over the added
+rounds as the planned ones are over the planned rounds, up to --max-trace-runs.
 """
-from . import runs, schedule, stats
+from . import ensemble, prepare, runs, schedule, stats
 
 
 def rounds_in(slots):
@@ -62,18 +68,46 @@ def add_round(campaign):
     return new
 
 
+def wants_another_trace(campaign, traces_floor):
+    """True while --trace-floor-target is set, the traces' floor is above it (or unknown: fewer than
+    two traced runs) and fewer than max_trace_runs traced runs exist."""
+    if campaign.trace_floor_target_pct <= 0 or prepare.traced_count(campaign) >= campaign.max_trace_runs:
+        return False
+    return traces_floor is None or 100 * traces_floor > campaign.trace_floor_target_pct
+
+
+def _traces_floor_text(floor):
+    return "unknown" if floor is None else f"{100 * floor:.2f} %"
+
+
 def run_until_floor(campaign, log):
-    """Local mode: rounds after the planned ones until the floor meets the target (or max_reps)."""
+    """Local mode: rounds after the planned ones until the noise floor meets --floor-target (or
+    max_reps), and traced runs until the traces' floor meets --trace-floor-target (or
+    max_trace_runs)."""
     while True:
         records = runs.load_records(campaign)
         more, floor = wants_another_round(campaign, records)
-        if not more:
+        traces_floor = ensemble.traces_floor(campaign, records, log) if campaign.trace_floor_target_pct > 0 else None
+        more_traces = wants_another_trace(campaign, traces_floor)
+        if not more and not more_traces:
             if campaign.floor_target_pct > 0 and floor is not None and 100 * floor > campaign.floor_target_pct:
                 log(f"noise floor {100 * floor:.2f} % still above the target {campaign.floor_target_pct:g} % "
                     f"after {rounds_in(campaign.schedule)} rounds (--max-reps)")
+            if campaign.trace_floor_target_pct > 0 and (traces_floor is None
+                                                         or 100 * traces_floor > campaign.trace_floor_target_pct):
+                log(f"traces' floor {_traces_floor_text(traces_floor)} still above the target "
+                    f"{campaign.trace_floor_target_pct:g} % after {prepare.traced_count(campaign)} traced runs "
+                    f"(--max-trace-runs)")
+            prepare.rechoose_trace(campaign, log)
             return
-        why = _why(campaign, records, floor)
-        new = add_round(campaign)
-        log(f"{why}: round {new[0].round + 1} of at most {campaign.max_reps}")
-        for s in new:
-            runs.run_slot(campaign, s, log)
+        if more_traces:
+            k = prepare.traced_count(campaign) + 1
+            log(f"traces' floor {_traces_floor_text(traces_floor)} > target {campaign.trace_floor_target_pct:g} %: "
+                f"traced run {k} of at most {campaign.max_trace_runs}")
+            prepare.trace_once(campaign, k, log, "trace-floor-target")
+        if more:
+            why = _why(campaign, records, floor)
+            new = add_round(campaign)
+            log(f"{why}: round {new[0].round + 1} of at most {campaign.max_reps}")
+            for s in new:
+                runs.run_slot(campaign, s, log)

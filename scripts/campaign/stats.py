@@ -61,6 +61,15 @@ def noise_floor(rows):
     return math.sqrt(mean(variance_of_means)) / mean([r["mean_ns"] for r in measured])
 
 
+def prediction_floor(predictions_per_delta, measured_means):
+    """The traces' floor: the RRMSE an exact model would still show when its prediction is the mean of
+    K traced runs' predictions, from their spread, as noise_floor is for the measured means:
+    sqrt(mean over ΔL of se²) / mean measured, se = sample std / sqrt(K) of the K predictions at that
+    ΔL (predictions_per_delta: one list of K values per measured ΔL)."""
+    se = [sample_std(values) / math.sqrt(len(values)) for values in predictions_per_delta]
+    return math.sqrt(mean([x * x for x in se])) / mean(measured_means)
+
+
 def tolerance_from_curve(deltas, values, pct):
     """Largest ΔL with value(ΔL) <= (1 + pct/100) value(first ΔL), the first crossing linearly
     interpolated. Returns (ΔL, reached): reached is False when the curve stays below the bound

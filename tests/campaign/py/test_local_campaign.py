@@ -33,14 +33,15 @@ class LocalCampaignTest(unittest.TestCase):
         prefix = injector_prefix()
         deltas = "0,20" if prefix else "0"
         # --floor-target far below any real floor: one round is added after the 2 planned (--max-reps 3);
-        # --trace-target too: one traced run is added after the 3 planned (--max-trace-runs 4).
+        # --trace-floor-target too: two traced runs are added after the 3 planned (--max-trace-runs 5),
+        # one before the added round and one after it, so --trace-target (tried after them) adds none.
         # An explicit --core-limit: every launch is still probed and judged, but `auto` calibrates
         # once per host, and a VM host that moves the vCPUs between the calibration (~160 ns apart)
         # and the launches (~25 ns sharing a cache) for longer than the retries left a slot without
         # a run (CI, stop 16). auto's limit and floor are tested with fake probes (campaign_runs_retry).
         campaign("--build-dir", BUILD_DIR, "-n", "2", "--delta-l", deltas, "--reps", "2", "--core-limit", "1us",
                  "--floor-target", "0.0001", "--max-reps", "3",
-                 "--trace-target", "0.0001", "--max-trace-runs", "4",
+                 "--trace-target", "0.0001", "--trace-floor-target", "0.0001", "--max-trace-runs", "5",
                  "--injector-prefix", prefix, "--loggp-arg=--rounds", "--loggp-arg=1",
                  "--loggp-arg=--reps", "--loggp-arg=10", "-o", out,
                  "--", TEST_APP, "--compute-ms", "40", "--iterations", "20")
@@ -57,12 +58,14 @@ class LocalCampaignTest(unittest.TestCase):
             self.assertGreaterEqual(row["mean_ns"], 40e6, row)
             self.assertGreaterEqual(row["predicted_ns"], 40e6, row)
             self.assertLess(row["predicted_ns"], 10 * report["traced_runtime_ns"] + 1e9, row)
-        # Three traced runs (the default --trace-runs) and the one --trace-target added, each after
-        # an untraced reference run; the graph comes from the traced run closest to the
-        # references' median.
-        self.assertEqual(len(report["traced_runtimes_ns"]), 4)
-        self.assertEqual(len(report["reference_runtimes_ns"]), 4)
+        # Three traced runs (the default --trace-runs) and the two --trace-floor-target added, each
+        # after an untraced reference run; the graph comes from the traced run closest to the
+        # references' median, among all five.
+        self.assertEqual(len(report["traced_runtimes_ns"]), 5)
+        self.assertEqual(len(report["reference_runtimes_ns"]), 5)
         self.assertEqual(report["trace_target_pct"], 0.0001)
+        self.assertEqual((report["trace_floor_target_pct"], report["max_trace_runs"]), (0.0001, 5))
+        self.assertEqual(report["traces_added"], {"trace_target": 0, "trace_floor_target": 2})
         self.assertEqual(report["trace_selection"], "closest to the untraced reference")
         reference = statistics.median(report["reference_runtimes_ns"])
         self.assertEqual(report["reference_runtime_ns"], reference)
@@ -70,10 +73,11 @@ class LocalCampaignTest(unittest.TestCase):
                          min(abs(t - reference) for t in report["traced_runtimes_ns"]))
         self.assertEqual(report["traced_runtimes_ns"][report["kept_trace"] - 1], report["traced_runtime_ns"])
         self.assertEqual(report["trace_dir"], os.path.join(out, f"trace-{report['kept_trace']}"))
-        # Traces 2 and 3 ran among the measured runs, not before them.
+        # Traces 2 and 3 ran among the measured runs, not before them, and the added trace 4 before
+        # the added round.
         self.assertTrue(report["traces_interleaved"])
         started = sorted(r["started_unix"] for r in report_records(out))
-        for k in (2, 3):
+        for k in (2, 3, 4):
             done_at = os.path.getmtime(os.path.join(out, f"trace-{k}.done"))
             self.assertTrue(started[0] < done_at < started[-1], (k, done_at, started))
         # Every run, traced or not, pinned one rank per core (2 ranks, Hydra, at least 2 cores here).
@@ -124,6 +128,8 @@ class LocalCampaignTest(unittest.TestCase):
         self.assertEqual(measurement["cold_copy_median_ns"], [hot, after])
         self.assertIn("A core that waited comes back cold: a 16 KiB copy took", markdown)
         self.assertIn("Rounds: 3 (2 planned; --floor-target 0.0001 %", markdown)
+        self.assertIn("--trace-floor-target 0.0001 %: 2 traced run(s) added while that floor was above it, up to "
+                      "--max-trace-runs 5; it stayed above.", markdown)
         # llamp-coreprobe ran before and after every launch (--core-limit given), and
         # every run in the means was probed fast inside the job, where the probes that judge a run
         # are (cores.Guard.values: the vCPUs may move while the machine idles between jobs).
@@ -177,19 +183,19 @@ class LocalCampaignTest(unittest.TestCase):
             again = json.load(f)
         self.assertEqual([r["mean_ns"] for r in again["per_delta"]], [r["mean_ns"] for r in report["per_delta"]])
         self.assertEqual(again["trace_dir"], os.path.join(moved, f"trace-{report['kept_trace']}"))
-        # The prediction is the mean of every traced run's (campaign/ensemble.py): each of the four
+        # The prediction is the mean of every traced run's (campaign/ensemble.py): each of the five
         # traced runs' graphs, made again with the new schedgen arguments, analysed alike.
         self.assertEqual(again["prediction_from"], "every traced run (mean)")
-        self.assertEqual([t["trace"] for t in again["per_trace_prediction"]["traces"]], [1, 2, 3, 4])
+        self.assertEqual([t["trace"] for t in again["per_trace_prediction"]["traces"]], [1, 2, 3, 4, 5])
         members = []
-        for k in range(1, 5):
+        for k in range(1, 6):
             with open(os.path.join(moved, f"analysis-trace-{k}.json")) as f:
                 member = json.load(f)
             self.assertEqual(member["made_from"]["schedgen_args"][0], "--no-initiation-time")
             members.append(prediction.Prediction(member))
         for row in again["per_delta"]:
             L = again["L0_ns"] + row["delta_ns"]
-            expected = sum(p.runtime_ns(L) for p in members) / 4
+            expected = sum(p.runtime_ns(L) for p in members) / 5
             self.assertAlmostEqual(row["predicted_ns"], expected, delta=1e-6 * expected)
         # ... and the kept trace's alone on request.
         campaign("repredict", moved, "--prediction-from", "kept-trace")

@@ -1,12 +1,16 @@
 """--floor-target: when a campaign adds a round (the noise floor of the measured means above the
 target, fewer than --max-reps rounds), and what the added round is (the next round of the same
-seeded shuffle, saved in campaign.json)."""
+seeded shuffle, saved in campaign.json). --trace-floor-target: when it adds a traced run (the
+traces' floor of the traced runs so far, against the measured means so far, above the target)."""
+import json
+import math
+import os
 import unittest
 
 from campaign_testlib import temp_dir
 from test_report import write_record
 
-from campaign import config, rounds, runs, schedule
+from campaign import config, ensemble, prepare, rounds, runs, schedule
 
 
 def campaign_with_runs(test, target_pct, max_reps):
@@ -70,6 +74,75 @@ class RoundsTest(unittest.TestCase):
         self.assertEqual(c.schedule, schedule.make_schedule(c.deltas_ns, 3, 7))
         self.assertEqual(config.load(c.out_dir).schedule, c.schedule)
         self.assertEqual(rounds.rounds_in(c.schedule), 3)
+
+
+def traced(c, k, added_because=""):
+    """Traced run k's done mark, and why it was added (no trace inside: its analysis below is the
+    one the floor reads)."""
+    os.makedirs(prepare.trace_run_dirs(c, k)[0], exist_ok=True)
+    open(prepare.trace_run_dirs(c, k)[0] + ".done", "w").close()
+    if added_because:
+        with open(prepare.trace_run_dirs(c, k)[0] + ".added", "w") as f:
+            f.write(added_because)
+
+
+def analysed(c, k, t0_ns, slope):
+    """analysis-trace-k.json as ensemble.py leaves it for traced run k: T = t0 + slope * L over 0-20 µs
+    (L0 = 0), recorded as made from the campaign's present inputs, so it is current."""
+    analysis = {"format": "llamp-analysis", "version": 1, "latency_variable": "L", "L0_ns": 0.0,
+                "runtime_ns": t0_ns, "lambda_L": slope, "rho_L": 0.0, "critical_latencies_ns": [],
+                "curve": [{"L_begin_ns": 0.0, "L_end_ns": 20000.0, "T_begin_ns": t0_ns,
+                           "T_end_ns": t0_ns + slope * 20000.0, "lambda_L": slope}],
+                "tolerance": [], "made_from": ensemble._made_from(c, k)}
+    with open(ensemble.member_path(c, k), "w") as f:
+        json.dump(analysis, f)
+
+
+class TraceFloorTest(unittest.TestCase):
+    def campaign(self, target_pct, max_trace_runs):
+        c = campaign_with_runs(self, target_pct=0.0, max_reps=0)
+        c.trace_runs, c.trace_floor_target_pct, c.max_trace_runs = 2, target_pct, max_trace_runs
+        with open(c.path("params.json"), "w") as f:
+            json.dump({"L_ns": 0.0}, f)
+        return c
+
+    def test_floor_of_the_traced_runs_so_far_against_the_measured_means(self):
+        c = self.campaign(0.5, 6)
+        records = runs.load_records(c)
+        self.assertIsNone(ensemble.traces_floor(c, records))  # no traced run yet
+        traced(c, 1)
+        analysed(c, 1, 1.00e9, 2000.0)
+        self.assertIsNone(ensemble.traces_floor(c, records))  # one: no spread yet
+        traced(c, 2)
+        analysed(c, 2, 1.04e9, 4000.0)
+        # ΔL 0: 1.00 and 1.04 s; 10 µs: 1.02 and 1.08 s. se = gap / 2: 0.02 and 0.03 s; measured
+        # means 1.01 and 1.06 s.
+        floor = math.sqrt((0.02e9 ** 2 + 0.03e9 ** 2) / 2) / 1.035e9
+        self.assertAlmostEqual(ensemble.traces_floor(c, records), floor, places=9)
+        self.assertTrue(rounds.wants_another_trace(c, floor))  # 2.46 % > 0.5 %
+        c.trace_floor_target_pct = 3.0
+        self.assertFalse(rounds.wants_another_trace(c, floor))
+
+    def test_unknown_floor_asks_for_a_trace_up_to_max_trace_runs(self):
+        c = self.campaign(0.5, 3)
+        traced(c, 1)
+        self.assertTrue(rounds.wants_another_trace(c, None))
+        traced(c, 2)
+        traced(c, 3, "trace-floor-target")
+        self.assertEqual(prepare.traced_count(c), 3)
+        self.assertFalse(rounds.wants_another_trace(c, 0.05))  # --max-trace-runs 3 reached
+        self.assertEqual(prepare.added_because(c, 3), "trace-floor-target")
+        self.assertEqual(prepare.added_because(c, 2), "")
+        # A recalibration that takes traced run 3 back (rejudge.py removes its done mark) leaves it
+        # counted, so it is launched again, for the same reason.
+        os.remove(prepare.trace_run_dirs(c, 3)[0] + ".done")
+        self.assertEqual(prepare.traced_count(c), 3)
+        self.assertEqual(prepare.added_because(c, 3), "trace-floor-target")
+
+    def test_off_without_a_target(self):
+        c = self.campaign(0.0, 2)
+        self.assertFalse(rounds.wants_another_trace(c, None))
+        self.assertFalse(rounds.wants_another_trace(c, 0.5))
 
 
 if __name__ == "__main__":
