@@ -25,7 +25,7 @@ def figure(campaign, result, path):
         grid_rows = result["predicted_curve"]
         per_trace = result.get("per_trace_prediction")
         top.plot([r["delta_ns"] / 1e3 for r in grid_rows], [r["predicted_ns"] / 1e9 for r in grid_rows], "-",
-                 color="tab:blue", label="LLAMP prediction" + (
+                 color="tab:blue", label=f"LogGPS (RRMSE {100 * result['rrmse']:.2f} %)" + (
                      f" (mean of {len(per_trace['traces'])} traced runs')" if per_trace else ""), zorder=2)
         if grid_rows and "predicted_min_ns" in grid_rows[0]:
             top.fill_between([r["delta_ns"] / 1e3 for r in grid_rows], [r["predicted_min_ns"] / 1e9 for r in grid_rows],
@@ -37,7 +37,8 @@ def figure(campaign, result, path):
             top.plot([r["delta_ns"] / 1e3 for r in noisy], [r["predicted_noise_ns"] / 1e9 for r in noisy], "x--",
                      color="tab:cyan", linewidth=1,
                      label=f"with the machine's noise (RRMSE {100 * noise['rrmse']:.2f} %)", zorder=2)
-        title += f"   RRMSE = {100 * result['rrmse']:.2f} %"
+        judged = result["judged"]
+        title += f"\nRRMSE = {100 * judged['rrmse']:.2f} % ({judged['prediction']})"
         if "rrmse_noise_floor" in result:
             title += f" (noise floor {100 * result['rrmse_noise_floor']:.2f} %)"
         for i, t in enumerate(result.get("tolerance", [])):

@@ -325,6 +325,7 @@ def build(campaign):
         result["poll_lags_at_cap"] = _with_lags_at_cap(campaign, measured_rows, pred.L0_ns)
         result["poll_lag_mode"] = pred.poll_lag_mode
         result["mean_error_ns"] = stats.mean([m - p for m, p in zip(measured, predicted)])
+        result["judged"] = _judged(result, traces_floor)
         if len(measured_rows) >= 2:
             deltas = [r["delta_ns"] for r in measured_rows]
             result["response"] = {"measured_slope": stats.fitted_slope(deltas, measured),
@@ -335,6 +336,27 @@ def build(campaign):
     if pred:
         result["predicted_curve"] = predicted_curve(campaign, pred, [p for _, p in members])
     return result
+
+
+WITH_NOISE = "with the machine's noise"  # report.json judged.prediction
+LOGGPS_ALONE = "LogGPS alone"
+
+
+def _judged(result, traces_floor):
+    """The prediction the campaign is judged by: the one with the machine's recorded noise where the
+    campaign recorded it (the default), else the LogGPS prediction alone. A rank that waits loses
+    the host's detours at the end of its wait, which LogGPS leaves out; measured on 98 campaigns of
+    eight tables the prediction with noise had the lower RRMSE in most (docs/campaign.md, "The
+    judged prediction"). The LogGPS prediction alone stays in report.json's `rrmse`, as LLAMP
+    predicts."""
+    noise = result.get("with_noise") or {}
+    if "rrmse" in noise:
+        judged = {"prediction": WITH_NOISE, "rrmse": noise["rrmse"], "mean_error_ns": noise["mean_error_ns"]}
+    else:
+        judged = {"prediction": LOGGPS_ALONE, "rrmse": result["rrmse"], "mean_error_ns": result["mean_error_ns"]}
+    judged["rrmse_beyond_noise"] = stats.beyond_noise(judged["rrmse"], result["rrmse_noise_floor"],
+                                                      traces_floor or 0.0)
+    return judged
 
 
 def predicted_curve(campaign, pred, members=(), points=200):
@@ -524,7 +546,13 @@ def _rounds_sentence(result):
 def markdown(campaign, result):
     lines = [f"# llamp validation campaign: `{' '.join(campaign.app)}` on {campaign.ranks} ranks", ""]
     if "rrmse" in result:
-        lines += [f"**RRMSE {100 * result['rrmse']:.2f} %** (RMSE {result['rmse_ns'] / 1e9:.5f} s) over "
+        judged = result["judged"]
+        if judged["prediction"] == WITH_NOISE:
+            lines += [f"**RRMSE {100 * judged['rrmse']:.2f} %**, the prediction with this machine's noise (below), "
+                      f"which the campaign is judged by (docs/campaign.md, 'The judged prediction'); the LogGPS "
+                      f"prediction alone, as LLAMP predicts: RRMSE {100 * result['rrmse']:.2f} %.", ""]
+        lines += [("LogGPS alone: " if judged["prediction"] == WITH_NOISE else "")
+                  + f"**RRMSE {100 * result['rrmse']:.2f} %** (RMSE {result['rmse_ns'] / 1e9:.5f} s) over "
                   f"{len([r for r in result['per_delta'] if 'mean_ns' in r])} ΔL values; over every single run: "
                   f"RRMSE {100 * result['rrmse_all_runs']:.2f} %. Mean error (measured − predicted) "
                   f"{result['mean_error_ns'] / 1e9:+.5f} s.", ""]
@@ -534,10 +562,11 @@ def markdown(campaign, result):
                   f"(√(mean of std²/n) / mean); more runs per ΔL lower it.{_rounds_sentence(result)}", ""]
         lines += _prediction_paragraph(result)
         traces_floor = (result.get("per_trace_prediction") or {}).get("rrmse_prediction_floor")
-        lines += [f"**Beyond the noise: RRMSE {100 * result['rrmse_beyond_noise']:.2f} %**, √(max(0, RRMSE² − "
+        lines += [f"**Beyond the noise: RRMSE {100 * judged['rrmse_beyond_noise']:.2f} %**, √(max(0, RRMSE² − "
                   + ("noise floor² − traces' floor²" if traces_floor is not None else "noise floor²")
-                  + ")): the model's own error as far as these runs can tell it (the floors are estimates from "
-                  "a few runs each; 0 means within the noise).", ""]
+                  + f")) of the judged prediction ({judged['prediction']}; LogGPS alone "
+                  f"{100 * result['rrmse_beyond_noise']:.2f} %): the model's own error as far as these runs can tell "
+                  f"it (the floors are estimates from a few runs each; 0 means within the noise).", ""]
         lines += _throughput_paragraph(result)
         if "response" in result:
             r = result["response"]
@@ -690,9 +719,9 @@ def write(campaign, log=print):
         else:
             plot.figure(campaign, result, campaign.path("campaign.png"))
     if "rrmse" in result:
-        noisy = (result.get("with_noise") or {}).get("rrmse")
-        log(f"report: {campaign.path('report.md')} (RRMSE {100 * result['rrmse']:.2f} %"
-            + (f"; with the machine's noise {100 * noisy:.2f} %" if noisy is not None else "") + ")")
+        judged = result["judged"]
+        log(f"report: {campaign.path('report.md')} (RRMSE {100 * judged['rrmse']:.2f} %, {judged['prediction']}"
+            + (f"; LogGPS alone {100 * result['rrmse']:.2f} %" if judged["prediction"] == WITH_NOISE else "") + ")")
     else:
         log(f"report: {campaign.path('report.md')}")
     return result

@@ -97,6 +97,9 @@ class LocalCampaignTest(unittest.TestCase):
         noise = report["with_noise"]
         self.assertEqual(noise["files"], ["noise-1.json", "noise-2.json", "noise-3.json"])
         self.assertGreaterEqual(noise["rrmse"], 0)
+        # ... which the campaign is judged by; the LogGPS prediction alone stays in `rrmse`.
+        self.assertEqual((report["judged"]["prediction"], report["judged"]["rrmse"]),
+                         ("with the machine's noise", noise["rrmse"]))
         for row in report["per_delta"]:
             self.assertGreaterEqual(row["predicted_noise_ns"], row["predicted_ns"] - 1, row)
         for name in ("params.json", "analysis.json", "app.goal", "report.md", "runs.csv", "summary.csv",

@@ -54,6 +54,9 @@ class ReportTest(unittest.TestCase):
     def test_rrmse_over_per_delta_means(self):
         c = hand_made_campaign(self)
         r = report.build(c)
+        # No noise recorded: the campaign is judged by the LogGPS prediction.
+        self.assertEqual(r["judged"]["prediction"], "LogGPS alone")
+        self.assertEqual((r["judged"]["rrmse"], r["judged"]["rrmse_beyond_noise"]), (r["rrmse"], r["rrmse_beyond_noise"]))
         rows = {row["delta_ns"]: row for row in r["per_delta"]}
         self.assertAlmostEqual(rows[0.0]["mean_ns"], 1.01e9)
         self.assertAlmostEqual(rows[10000.0]["mean_ns"], 1.06e9)  # the failed 9.99 s is not in it
@@ -144,7 +147,18 @@ class ReportTest(unittest.TestCase):
         self.assertAlmostEqual(n["mean_error_ns"], sum(errors) / 3, delta=1)
         self.assertAlmostEqual(n["predicted_slope"], 5750.0 + 200.0, places=6)
         self.assertEqual(n["files"], ["noise-1.json", "noise-2.json"])
+        # The campaign is judged by the prediction with noise; LogGPS alone stays in `rrmse`.
+        judged = r["judged"]
+        self.assertEqual(judged["prediction"], "with the machine's noise")
+        self.assertEqual(judged["rrmse"], n["rrmse"])
+        self.assertEqual(judged["mean_error_ns"], n["mean_error_ns"])
+        self.assertAlmostEqual(judged["rrmse_beyond_noise"],
+                               math.sqrt(max(0.0, n["rrmse"] ** 2 - r["rrmse_noise_floor"] ** 2)), places=12)
+        self.assertNotEqual(r["rrmse"], n["rrmse"])
         text = report.markdown(c, r)
+        self.assertTrue(text.split("\n")[2].startswith(
+            f"**RRMSE {100 * n['rrmse']:.2f} %**, the prediction with this machine's noise"), text.split("\n")[2])
+        self.assertIn(f"LogGPS alone: **RRMSE {100 * r['rrmse']:.2f} %**", text)
         self.assertIn(f"**With this machine's noise: RRMSE {100 * n['rrmse']:.2f} %**", text)
         self.assertIn("lost 1.20–2.00 % of their time", text)
         self.assertIn("| with noise [s] | error |", text)
