@@ -47,7 +47,7 @@ def run_parser():
                         "floor (the RRMSE an exact prediction would still show from the run-to-run spread) is "
                         "above PCT %% or some ΔL has fewer than two ok runs, up to --max-reps rounds (default 0: off)")
     p.add_argument("--max-reps", type=int, default=0,
-                   help="most rounds with --floor-target (default: twice --reps)")
+                   help="most rounds with --floor-target or --trace-floor-target (default: twice --reps)")
     p.add_argument("-o", "--out", help="output folder (default ./campaign-<app>-<ranks>r)")
     p.add_argument("--mode", choices=["local", "slurm"], default="local")
     p.add_argument("--injector-prefix", default=os.environ.get("LLAMP_PATCHED_MPICH_PREFIX", ""),
@@ -101,10 +101,11 @@ def run_parser():
                         "traced runtime is within PCT %% of the untraced references' median, up to --max-trace-runs "
                         "(default 0: off)")
     p.add_argument("--trace-floor-target", type=float, default=0.0, metavar="PCT",
-                   help="local mode, with the mean prediction: after the --reps rounds, trace again (each after "
-                        "its reference run, before each added round) while the traces' floor (the RRMSE an exact "
-                        "model would still show from the spread of the traced runs' predictions) is above PCT %%, "
-                        "up to --max-trace-runs (default 0: off)")
+                   help="local mode, with the mean prediction: after the --reps rounds, add shuffled rounds while "
+                        "the traces' floor (the RRMSE an exact model would still show from the spread of the traced "
+                        "runs' predictions) is above PCT %%, each with the traced runs it asks for among its runs "
+                        "(each after its reference run), up to --max-reps rounds and --max-trace-runs traced runs "
+                        "(default 0: off)")
     p.add_argument("--max-trace-runs", type=int, default=0, metavar="K",
                    help="most traced runs with --trace-target or --trace-floor-target (default: three times "
                         "--trace-runs)")
@@ -161,7 +162,11 @@ def new_campaign(argv):
     if args.trace_target > 0 and args.no_trace_reference:
         raise SystemExit("llamp-campaign: --trace-target compares traced runs with the untraced reference runs; "
                          "drop --no-trace-reference")
-    _check_target("--floor-target", args.floor_target, "--max-reps", args.max_reps, "--reps", args.reps, "rounds")
+    if args.floor_target < 0:
+        raise SystemExit("llamp-campaign: --floor-target must not be negative")
+    # either floor target adds rounds (--trace-floor-target adds its traced runs among them)
+    _check_target("--floor-target or --trace-floor-target", max(args.floor_target, args.trace_floor_target),
+                  "--max-reps", args.max_reps, "--reps", args.reps, "rounds")
     if args.floor_target > 0 and args.mode == "slurm":
         raise SystemExit("llamp-campaign: --floor-target adds rounds as the runs come in, which needs local mode; "
                          "on Slurm raise --reps instead")
@@ -226,7 +231,7 @@ def new_campaign(argv):
         no_prediction=args.no_prediction, core_limit=args.core_limit, core_retries=args.core_retries,
         core_wait_s=args.core_wait, noise_runs=args.noise_runs, noise_duration=args.noise_duration,
         noise_samples=args.noise_samples, floor_target_pct=args.floor_target,
-        max_reps=_bound(args.floor_target, args.max_reps, args.reps, 2),
+        max_reps=_bound(max(args.floor_target, args.trace_floor_target), args.max_reps, args.reps, 2),
         schedule=schedule.make_schedule(deltas, args.reps, args.seed))
     c.save()
     return c, args

@@ -529,18 +529,24 @@ def _prediction_paragraph(result):
     target = result.get("trace_floor_target_pct")
     if target:
         added = (result.get("traces_added") or {}).get("trace_floor_target", 0)
-        text += (f" --trace-floor-target {target:g} %: {added} traced run(s) added while that floor was above it"
-                 + (f", up to --max-trace-runs {result['max_trace_runs']}; it stayed above."
+        text += (f" --trace-floor-target {target:g} %: {added} traced run(s) added among the added rounds' runs "
+                 f"while that floor was above it"
+                 + (f", up to --max-trace-runs {result['max_trace_runs']} and --max-reps; it stayed above."
                     if "rrmse_prediction_floor" in per and 100 * per["rrmse_prediction_floor"] > target else "."))
     return [text, ""]
 
 
 def _rounds_sentence(result):
-    if not result.get("floor_target_pct"):
+    targets = []
+    if result.get("floor_target_pct"):
+        targets.append(f"--floor-target {result['floor_target_pct']:g} % adds a round of every ΔL while the floor is "
+                       f"above it or a ΔL has fewer than two ok runs")
+    if result.get("trace_floor_target_pct"):
+        targets.append(f"--trace-floor-target {result['trace_floor_target_pct']:g} % while the traces' floor is "
+                       f"above it")
+    if not targets:
         return ""
-    return (f" Rounds: {result['rounds']} ({result['reps']} planned; --floor-target "
-            f"{result['floor_target_pct']:g} % adds a round of every ΔL while the floor is above it or a ΔL "
-            f"has fewer than two ok runs).")
+    return f" Rounds: {result['rounds']} ({result['reps']} planned; {'; '.join(targets)})."
 
 
 def markdown(campaign, result):

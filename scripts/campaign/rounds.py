@@ -13,10 +13,16 @@ Every round, and why it ran, is in the log and the report.
 
 --trace-floor-target does the same for the prediction: the mean of K traced runs' predictions
 carries their spread, worth the traces' floor (stats.prediction_floor), which falls with sqrt(K).
-While it is above the target a traced run (after its untraced reference run) is added, before the
-next added round when both targets are unmet, so the added traced runs are spread over the added
-rounds as the planned ones are over the planned rounds, up to --max-trace-runs.
+While it is above the target the campaign also adds rounds, and each added round brings traced
+runs (each after its untraced reference run) spread among its runs, as many as the floor asks for
+over the rounds left, up to --max-trace-runs. Traced runs are never added after the last round:
+traced runs launched back to back after the measured runs sampled another state of the machine
+than the runs they predict (2026-11-27, app_persistent: the last eleven of 25 traced runs came
+after the eight rounds, two of them, and their reference runs, took 1.6-2.1 s where every measured
+run at ΔL = 0 took 0.86 s on average; the mean prediction's T(0) came out 16 % high).
 """
+import math
+
 from . import ensemble, prepare, runs, schedule, stats
 
 
@@ -76,38 +82,58 @@ def wants_another_trace(campaign, traces_floor):
     return traces_floor is None or 100 * traces_floor > campaign.trace_floor_target_pct
 
 
+def traces_for_next_round(campaign, traces_floor):
+    """How many traced runs the next added round brings: the traced runs the floor asks for in all
+    (it falls with sqrt(K): K (floor / target)^2), spread over the rounds left up to max_reps, at
+    least one, at most what max_trace_runs leaves."""
+    k = prepare.traced_count(campaign)
+    left = campaign.max_trace_runs - k
+    rounds_left = max(1, campaign.max_reps - rounds_in(campaign.schedule))
+    if traces_floor is None:
+        needed = max(1, 2 - k)
+    else:
+        needed = math.ceil(k * (100 * traces_floor / campaign.trace_floor_target_pct) ** 2) - k
+    return max(1, min(left, math.ceil(needed / rounds_left)))
+
+
 def _traces_floor_text(floor):
     return "unknown" if floor is None else f"{100 * floor:.2f} %"
 
 
 def run_until_floor(campaign, log):
-    """Local mode: rounds after the planned ones until the noise floor meets --floor-target (or
-    max_reps), and traced runs until the traces' floor meets --trace-floor-target (or
-    max_trace_runs)."""
+    """Local mode: rounds after the planned ones while the noise floor is above --floor-target or the
+    traces' floor above --trace-floor-target (up to max_reps), each with the traced runs the
+    traces' floor asks for spread among its runs (up to max_trace_runs)."""
     while True:
         records = runs.load_records(campaign)
-        more, floor = wants_another_round(campaign, records)
+        for_noise, floor = wants_another_round(campaign, records)
         traces_floor = ensemble.traces_floor(campaign, records, log) if campaign.trace_floor_target_pct > 0 else None
-        more_traces = wants_another_trace(campaign, traces_floor)
-        if not more and not more_traces:
+        for_traces = wants_another_trace(campaign, traces_floor)
+        room = rounds_in(campaign.schedule) < campaign.max_reps
+        if not room or not (for_noise or for_traces):
             if campaign.floor_target_pct > 0 and floor is not None and 100 * floor > campaign.floor_target_pct:
                 log(f"noise floor {100 * floor:.2f} % still above the target {campaign.floor_target_pct:g} % "
                     f"after {rounds_in(campaign.schedule)} rounds (--max-reps)")
             if campaign.trace_floor_target_pct > 0 and (traces_floor is None
                                                          or 100 * traces_floor > campaign.trace_floor_target_pct):
                 log(f"traces' floor {_traces_floor_text(traces_floor)} still above the target "
-                    f"{campaign.trace_floor_target_pct:g} % after {prepare.traced_count(campaign)} traced runs "
-                    f"(--max-trace-runs)")
+                    f"{campaign.trace_floor_target_pct:g} % after {prepare.traced_count(campaign)} traced runs and "
+                    f"{rounds_in(campaign.schedule)} rounds (--max-trace-runs, --max-reps)")
             prepare.rechoose_trace(campaign, log)
             return
-        if more_traces:
-            k = prepare.traced_count(campaign) + 1
-            log(f"traces' floor {_traces_floor_text(traces_floor)} > target {campaign.trace_floor_target_pct:g} %: "
-                f"traced run {k} of at most {campaign.max_trace_runs}")
-            prepare.trace_once(campaign, k, log, "trace-floor-target")
-        if more:
-            why = _why(campaign, records, floor)
-            new = add_round(campaign)
-            log(f"{why}: round {new[0].round + 1} of at most {campaign.max_reps}")
-            for s in new:
-                runs.run_slot(campaign, s, log)
+        why = [_why(campaign, records, floor)] if for_noise else []
+        traces = traces_for_next_round(campaign, traces_floor) if for_traces else 0
+        first = prepare.traced_count(campaign) + 1
+        new = add_round(campaign)
+        if traces:
+            why.append(f"traces' floor {_traces_floor_text(traces_floor)} > target "
+                       f"{campaign.trace_floor_target_pct:g} %, traced runs {first}..{first + traces - 1} of at most "
+                       f"{campaign.max_trace_runs} among its runs")
+        log(f"{'; '.join(why)}: round {new[0].round + 1} of at most {campaign.max_reps}")
+        before = {}
+        for i in range(traces):  # evenly among the round's runs, the first before its first run
+            before.setdefault(new[min(len(new) - 1, i * len(new) // traces)].slot, []).append(first + i)
+        for s in new:
+            for k in before.get(s.slot, []):
+                prepare.trace_once(campaign, k, log, "trace-floor-target")
+            runs.run_slot(campaign, s, log)

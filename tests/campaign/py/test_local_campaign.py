@@ -33,8 +33,8 @@ class LocalCampaignTest(unittest.TestCase):
         prefix = injector_prefix()
         deltas = "0,20" if prefix else "0"
         # --floor-target far below any real floor: one round is added after the 2 planned (--max-reps 3);
-        # --trace-floor-target too: two traced runs are added after the 3 planned (--max-trace-runs 5),
-        # one before the added round and one after it, so --trace-target (tried after them) adds none.
+        # --trace-floor-target too: the added round brings two traced runs among its runs, after the 3
+        # planned (--max-trace-runs 5), so --trace-target (tried after them) adds none.
         # An explicit --core-limit: every launch is still probed and judged, but `auto` calibrates
         # once per host, and a VM host that moves the vCPUs between the calibration (~160 ns apart)
         # and the launches (~25 ns sharing a cache) for longer than the retries left a slot without
@@ -73,11 +73,11 @@ class LocalCampaignTest(unittest.TestCase):
                          min(abs(t - reference) for t in report["traced_runtimes_ns"]))
         self.assertEqual(report["traced_runtimes_ns"][report["kept_trace"] - 1], report["traced_runtime_ns"])
         self.assertEqual(report["trace_dir"], os.path.join(out, f"trace-{report['kept_trace']}"))
-        # Traces 2 and 3 ran among the measured runs, not before them, and the added trace 4 before
-        # the added round.
+        # Traces 2 and 3 ran among the measured runs, not before them, and the added traces 4 and 5
+        # among the added round's runs, not after the last.
         self.assertTrue(report["traces_interleaved"])
         started = sorted(r["started_unix"] for r in report_records(out))
-        for k in (2, 3, 4):
+        for k in (2, 3, 4, 5):
             done_at = os.path.getmtime(os.path.join(out, f"trace-{k}.done"))
             self.assertTrue(started[0] < done_at < started[-1], (k, done_at, started))
         # Every run, traced or not, pinned one rank per core (2 ranks, Hydra, at least 2 cores here).
@@ -131,8 +131,8 @@ class LocalCampaignTest(unittest.TestCase):
         self.assertEqual(measurement["cold_copy_median_ns"], [hot, after])
         self.assertIn("A core that waited comes back cold: a 16 KiB copy took", markdown)
         self.assertIn("Rounds: 3 (2 planned; --floor-target 0.0001 %", markdown)
-        self.assertIn("--trace-floor-target 0.0001 %: 2 traced run(s) added while that floor was above it, up to "
-                      "--max-trace-runs 5; it stayed above.", markdown)
+        self.assertIn("--trace-floor-target 0.0001 %: 2 traced run(s) added among the added rounds' runs while that "
+                      "floor was above it, up to --max-trace-runs 5 and --max-reps; it stayed above.", markdown)
         # llamp-coreprobe ran before and after every launch (--core-limit given), and
         # every run in the means was probed fast inside the job, where the probes that judge a run
         # are (cores.Guard.values: the vCPUs may move while the machine idles between jobs).

@@ -139,6 +139,23 @@ class TraceFloorTest(unittest.TestCase):
         self.assertEqual(prepare.traced_count(c), 3)
         self.assertEqual(prepare.added_because(c, 3), "trace-floor-target")
 
+    def test_traced_runs_an_added_round_brings(self):
+        # Floor 2 % against a target of 0.5 % with 4 traced runs: 4 * 16 = 64 in all, 60 more, over
+        # the 4 rounds left (2 of 6 scheduled) -> 15, bounded by --max-trace-runs.
+        c = self.campaign(0.5, 40)
+        c.max_reps = 6
+        for k in range(1, 5):
+            traced(c, k, "trace-floor-target" if k > 2 else "")
+        self.assertEqual(rounds.traces_for_next_round(c, 0.02), 15)
+        c.max_trace_runs = 10
+        self.assertEqual(rounds.traces_for_next_round(c, 0.02), 6)
+        # Just above the target: at least one. Unknown (one traced run): one, to make two.
+        self.assertEqual(rounds.traces_for_next_round(c, 0.0051), 1)
+        c2 = self.campaign(0.5, 40)
+        c2.trace_runs = 1
+        traced(c2, 1)
+        self.assertEqual(rounds.traces_for_next_round(c2, None), 1)
+
     def test_off_without_a_target(self):
         c = self.campaign(0.0, 2)
         self.assertFalse(rounds.wants_another_trace(c, None))
