@@ -84,8 +84,8 @@ def wants_another_trace(campaign, traces_floor):
 
 def traces_for_next_round(campaign, traces_floor):
     """How many traced runs the next added round brings: the traced runs the floor asks for in all
-    (it falls with sqrt(K): K (floor / target)^2), spread over the rounds left up to max_reps, at
-    least one, at most what max_trace_runs leaves."""
+    (it falls with sqrt(K): K (floor / target)^2), at most what max_trace_runs leaves, spread over
+    the rounds left up to max_reps; at least one."""
     k = prepare.traced_count(campaign)
     left = campaign.max_trace_runs - k
     rounds_left = max(1, campaign.max_reps - rounds_in(campaign.schedule))
@@ -93,7 +93,7 @@ def traces_for_next_round(campaign, traces_floor):
         needed = max(1, 2 - k)
     else:
         needed = math.ceil(k * (100 * traces_floor / campaign.trace_floor_target_pct) ** 2) - k
-    return max(1, min(left, math.ceil(needed / rounds_left)))
+    return max(1, math.ceil(min(left, needed) / rounds_left))
 
 
 def _traces_floor_text(floor):

@@ -141,14 +141,15 @@ class TraceFloorTest(unittest.TestCase):
 
     def test_traced_runs_an_added_round_brings(self):
         # Floor 2 % against a target of 0.5 % with 4 traced runs: 4 * 16 = 64 in all, 60 more, over
-        # the 4 rounds left (2 of 6 scheduled) -> 15, bounded by --max-trace-runs.
-        c = self.campaign(0.5, 40)
+        # the 4 rounds left (2 of 6 scheduled) -> 15.
+        c = self.campaign(0.5, 80)
         c.max_reps = 6
         for k in range(1, 5):
             traced(c, k, "trace-floor-target" if k > 2 else "")
         self.assertEqual(rounds.traces_for_next_round(c, 0.02), 15)
+        # --max-trace-runs 10 leaves 6, spread over the same 4 rounds: 2 now, not all 6 at once.
         c.max_trace_runs = 10
-        self.assertEqual(rounds.traces_for_next_round(c, 0.02), 6)
+        self.assertEqual(rounds.traces_for_next_round(c, 0.02), 2)
         # Just above the target: at least one. Unknown (one traced run): one, to make two.
         self.assertEqual(rounds.traces_for_next_round(c, 0.0051), 1)
         c2 = self.campaign(0.5, 40)
