@@ -345,8 +345,8 @@ LOGGPS_ALONE = "LogGPS alone"
 def _judged(result, traces_floor):
     """The prediction the campaign is judged by: the one with the machine's recorded noise where the
     campaign recorded it (the default), else the LogGPS prediction alone. A rank that waits loses
-    the host's detours at the end of its wait, which LogGPS leaves out; measured on 98 campaigns of
-    eight tables the prediction with noise had the lower RRMSE in most (docs/campaign.md, "The
+    the host's detours at the end of its wait, which LogGPS leaves out; over 100 campaigns of the VM
+    (tables C-J) the prediction with noise had the lower RRMSE in 74 (docs/campaign.md, "The
     judged prediction"). The LogGPS prediction alone stays in report.json's `rrmse`, as LLAMP
     predicts."""
     noise = result.get("with_noise") or {}
