@@ -55,13 +55,13 @@ def _per_trace(pred, members, rows, measured_rows):
             if len(deltas) >= 2:
                 item["predicted_slope"] = stats.fitted_slope(deltas, predicted)
         traces.append(item)
+    values = {}  # ΔL -> every traced run's prediction there
     for row in rows:
-        values = [p.runtime_ns(pred.L0_ns + row["delta_ns"]) for _, p in members]
-        row["predicted_se_ns"] = stats.sample_std(values) / len(values) ** 0.5
+        values[row["delta_ns"]] = [p.runtime_ns(pred.L0_ns + row["delta_ns"]) for _, p in members]
+        row["predicted_se_ns"] = stats.sample_std(values[row["delta_ns"]]) / len(members) ** 0.5
     result = {"traces": traces}
     if measured_rows:
-        result["rrmse_prediction_floor"] = stats.prediction_floor(
-            [[p.runtime_ns(pred.L0_ns + d) for _, p in members] for d in deltas], measured)
+        result["rrmse_prediction_floor"] = stats.prediction_floor([values[d] for d in deltas], measured)
     return result
 
 
