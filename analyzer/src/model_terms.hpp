@@ -58,7 +58,7 @@ struct MessageCost {
 };
 
 // Noisy: a rank notices what it waited for from another rank only after the detour covering that
-// moment (noise.hpp); computation is not stretched.
+// moment, if the detour began after the operation started (noise.hpp); computation is not stretched.
 // St: the engine's per-vertex state (Engine::State32 or State64, the one its last evaluate()
 // filled: Engine::narrow_slopes()).
 template <bool Uniform, bool Noisy, class St>
@@ -99,17 +99,18 @@ struct Terms : Overheads {
     return Lin{ss.v + m.o_send + m.route->lat, ss.d + m.route->lat_d};
   }
 
-  // When the rank of v notices what becomes due at t (a polling loop's receive: at once, see
-  // polled_receives()).
-  double notice(graph::VertexId v, double t) const {
+  // When the rank of v, waiting since `since` (the operation's start), notices what becomes due at
+  // t (a polling loop's receive: at once, see polled_receives()).
+  double notice(graph::VertexId v, double t, double since) const {
     if constexpr (Noisy) {
       if (noise->noticed_by_poll(v)) return t;
       if constexpr (Uniform)
-        return noise->notice(g.rank_of(v), t);
+        return noise->notice(g.rank_of(v), t, since);
       else
-        return noise->notice(rank[v], t);
+        return noise->notice(rank[v], t, since);
     }
     (void)v;
+    (void)since;
     return t;
   }
 
@@ -119,12 +120,13 @@ struct Terms : Overheads {
     Lin h = start(r);
     if constexpr (Noisy) {
       const Lin arm = sender_arm(s, m);
+      const double posted = h.v;
       if (!m.rendezvous) {
-        if (beats(arm, h)) h = Lin{notice(r, arm.v), arm.d};  // it waited for the arrival
+        if (beats(arm, h)) h = Lin{notice(r, arm.v, posted), arm.d};  // it waited for the arrival
         return Lin{h.v + m.o_recv, h.d};
       }
       take(h, arm);
-      return Lin{notice(r, h.v + 2 * m.route->lat + m.bytes_term) + m.o_recv + o_rndv,
+      return Lin{notice(r, h.v + 2 * m.route->lat + m.bytes_term, posted) + m.o_recv + o_rndv,
                  h.d + 2 * m.route->lat_d + m.bytes_term_d};
     }
     take(h, sender_arm(s, m));
@@ -144,7 +146,7 @@ struct Terms : Overheads {
         const MessageCost m = message(u);
         if (!m.rendezvous) return Lin{state[u].t + m.o_send, static_cast<double>(state[u].d)};
         const Lin e = recv_end(g.peer[u]);
-        return Lin{notice(u, e.v + m.route->lat) + m.o_send, e.d + m.route->lat_d};
+        return Lin{notice(u, e.v + m.route->lat, state[u].t) + m.o_send, e.d + m.route->lat_d};
       }
       case graph::VertexKind::Recv:
         return recv_end(u);

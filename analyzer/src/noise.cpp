@@ -42,14 +42,16 @@ NoiseTimeline::NoiseTimeline(const std::vector<NoiseRecording>& recordings, uint
   }
 }
 
-double NoiseTimeline::notice(uint32_t rank, double t, double phase) const {
+double NoiseTimeline::notice(uint32_t rank, double t, double since, double phase) const {
   const uint32_t l = lane_of(rank);
   const std::vector<double>& e = end_[l];
   const double u = std::fmod(t + phase, cycle_);
   const auto bucket = std::min(static_cast<size_t>(u / bucket_ns_), first_[l].size() - 1);
   size_t i = first_[l][bucket];  // the only candidate is the first detour ending after u
   while (i < e.size() && e[i] <= u) ++i;
-  return i < e.size() && begin_[l][i] <= u ? t + (e[i] - u) : t;
+  if (i == e.size() || begin_[l][i] > u) return t;  // no detour at t
+  // It began u − begin before t; it counts if the rank was waiting then, i.e. not before `since`.
+  return u - begin_[l][i] <= t - since ? t + (e[i] - u) : t;
 }
 
 double NoiseTimeline::fraction(uint32_t lane) const {

@@ -133,15 +133,28 @@ TEST(NoiseRecording, ErrorsNameTheFileRankAndDetour) {
 TEST(NoiseTimeline, NoticeMovesToTheEndOfTheCoveringDetour) {
   const NoiseTimeline t({recording(1000, {{{100, 50}}, {{700, 100}}})}, 2);
   EXPECT_EQ(t.lanes(), 2u);
-  EXPECT_DOUBLE_EQ(t.notice(0, 99, 0), 99);
-  EXPECT_DOUBLE_EQ(t.notice(0, 100, 0), 150);
-  EXPECT_DOUBLE_EQ(t.notice(0, 149, 0), 150);
-  EXPECT_DOUBLE_EQ(t.notice(0, 150, 0), 150);
-  EXPECT_DOUBLE_EQ(t.notice(1, 120, 0), 120);  // rank 1's own detours
-  EXPECT_DOUBLE_EQ(t.notice(1, 750, 0), 800);
-  EXPECT_DOUBLE_EQ(t.notice(0, 20, 100), 50);    // entered at phase 100: t = 20 is 120 in the recording
-  EXPECT_DOUBLE_EQ(t.notice(0, 2120, 0), 2150);  // the recording repeats every cycle
+  // Waiting since 0: every detour counts.
+  EXPECT_DOUBLE_EQ(t.notice(0, 99, 0, 0), 99);
+  EXPECT_DOUBLE_EQ(t.notice(0, 100, 0, 0), 150);
+  EXPECT_DOUBLE_EQ(t.notice(0, 149, 0, 0), 150);
+  EXPECT_DOUBLE_EQ(t.notice(0, 150, 0, 0), 150);
+  EXPECT_DOUBLE_EQ(t.notice(1, 120, 0, 0), 120);  // rank 1's own detours
+  EXPECT_DOUBLE_EQ(t.notice(1, 750, 0, 0), 800);
+  EXPECT_DOUBLE_EQ(t.notice(0, 20, 0, 100), 50);    // entered at phase 100: t = 20 is 120 in the recording
+  EXPECT_DOUBLE_EQ(t.notice(0, 2120, 0, 0), 2150);  // the recording repeats every cycle
   EXPECT_NEAR(t.fraction(0), 0.05, 1e-12);
+}
+
+// A detour that began before the rank started to wait found it computing (that stretched the
+// computation, whose traced times hold detours already); only one that began during the wait
+// delays the moment the rank notices.
+TEST(NoiseTimeline, NoticeCountsOnlyADetourThatBeganDuringTheWait) {
+  const NoiseTimeline t({recording(1000, {{{100, 50}}})}, 1);
+  EXPECT_DOUBLE_EQ(t.notice(0, 120, 90, 0), 150);      // began at 100, waiting since 90
+  EXPECT_DOUBLE_EQ(t.notice(0, 120, 100, 0), 150);     // began as the wait did
+  EXPECT_DOUBLE_EQ(t.notice(0, 120, 110, 0), 120);     // began before the wait
+  EXPECT_DOUBLE_EQ(t.notice(0, 2120, 2090, 0), 2150);  // the same a cycle later
+  EXPECT_DOUBLE_EQ(t.notice(0, 2120, 2110, 0), 2120);
 }
 
 TEST(NoiseTimeline, RecordingsLieEndToEndAndRanksWrapAround) {
@@ -149,8 +162,8 @@ TEST(NoiseTimeline, RecordingsLieEndToEndAndRanksWrapAround) {
   const NoiseTimeline t({recording(1000, {{{100, 50}}}), recording(500, {{{10, 10}}})}, 2);
   EXPECT_EQ(t.lanes(), 1u);
   EXPECT_DOUBLE_EQ(t.cycle_ns(), 1500);
-  EXPECT_DOUBLE_EQ(t.notice(1, 120, 0), 150);
-  EXPECT_DOUBLE_EQ(t.notice(0, 1015, 0), 1020);
+  EXPECT_DOUBLE_EQ(t.notice(1, 120, 0, 0), 150);
+  EXPECT_DOUBLE_EQ(t.notice(0, 1015, 0, 0), 1020);
   // Three ranks recorded, two in the graph: the third lane is not kept.
   EXPECT_EQ(NoiseTimeline({recording(1000, {{}, {}, {}})}, 2).lanes(), 2u);
   EXPECT_THROW(NoiseTimeline({}, 2), Error);
@@ -173,6 +186,12 @@ TEST(NoisyEngine, WaitsEndAfterTheDetourCoveringTheirEnd) {
   EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&both, 0}), 2900);
   // The same detours entered at another phase miss both waits.
   EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&both, 5000}), 2400);
+  // Rank 0 waits for the answer from 100 (its send's o) to 2300. A detour from 50 to 2400 began
+  // while it was still sending: not a delay of the wait; one from 150 to 2400 is: T = 2500.
+  const NoiseTimeline before({recording(100000, {{{50, 2350}}, {}})}, 2);
+  EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&before, 0}), 2400);
+  const NoiseTimeline during({recording(100000, {{{150, 2250}}, {}})}, 2);
+  EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&during, 0}), 2500);
 }
 
 // Computation is not stretched (the traced computation times hold the traced run's detours), and
@@ -229,6 +248,7 @@ TEST(NoisePrediction, SamplesAreReproducibleAndBracketTheMean) {
   Engine e(g, homogeneous_model(params(1000, 100)));
   std::vector<std::pair<uint64_t, uint64_t>> detours;
   for (uint64_t t = 0; t < 1000000; t += 10000) detours.emplace_back(t, 3000);  // 30 % of the time
+  // (a wait of 1100 ns meets one that began during it 11 % of the time)
   const NoiseTimeline t({recording(1000000, {detours, detours})}, 2);
   NoiseOptions o;
   o.samples = 64;
@@ -241,7 +261,7 @@ TEST(NoisePrediction, SamplesAreReproducibleAndBracketTheMean) {
   for (size_t i = 0; i < serial.size(); ++i) {
     EXPECT_DOUBLE_EQ(serial[i].T_mean, parallel[i].T_mean);
     EXPECT_DOUBLE_EQ(serial[i].T_model, e.at_L(serial[i].x).T);
-    EXPECT_GT(serial[i].T_mean, serial[i].T_model);  // two waits, each covered 30 % of the time
+    EXPECT_GT(serial[i].T_mean, serial[i].T_model);  // two waits, each delayed 11 % of the time or more
     EXPECT_LE(serial[i].T_min, serial[i].T_mean);
     EXPECT_LE(serial[i].T_min, serial[i].T_median);
     EXPECT_GE(serial[i].T_max, serial[i].T_median);
@@ -260,8 +280,9 @@ TEST(NoiseCli, AnalyzeReportsThePredictionWithNoise) {
 rank 0 { s0: send 8b to 1  r0: recv 8b from 1  r0 requires s0 }
 rank 1 { r1: recv 8b from 0  s1: send 8b to 0  s1 requires r1 }
 )");
-  const std::string rec = write_temp(
-      "llamp-noise-cli.json", to_json(recording(100000, {{}, {{0, 50000}}})).dump());  // rank 1 away half the time
+  std::vector<std::pair<uint64_t, uint64_t>> away;  // rank 1 away half the time, 1 µs of every 2
+  for (uint64_t t = 0; t < 100000; t += 2000) away.emplace_back(t, 1000);
+  const std::string rec = write_temp("llamp-noise-cli.json", to_json(recording(100000, {{}, std::move(away)})).dump());
   const std::string cmd = fmt::format(
       "{} analyze {} --L 1us --o 100ns --G 0ns --S inf --range 0:10us --noise {} --noise-at 1us,5us "
       "--noise-samples 200 --json - 2>&1",
@@ -277,9 +298,10 @@ rank 1 { r1: recv 8b from 0  s1: send 8b to 0  s1 requires r1 }
   ASSERT_EQ(points.size(), 2u);
   EXPECT_DOUBLE_EQ(points[0]["L_ns"].get<double>(), 1000);
   EXPECT_DOUBLE_EQ(points[0]["T_model_ns"].get<double>(), 2400);
-  // Rank 1's wait ends inside its 50 µs detour half the time, on average 25 µs before its end; the
-  // prediction is the median sample, between no delay and the mean.
-  EXPECT_NEAR(points[0]["noise_mean_ns"].get<double>(), 12500, 2500);
+  // Rank 1's wait (0 to 1100 ns) ends inside a detour half the time, one that began during the
+  // wait, on average 500 ns before its end; the prediction is the median sample, between no delay
+  // and the mean.
+  EXPECT_NEAR(points[0]["noise_mean_ns"].get<double>(), 250, 75);
   EXPECT_GE(points[0]["noise_ns"].get<double>(), 0);
   EXPECT_LE(points[0]["noise_ns"].get<double>(), points[0]["noise_mean_ns"].get<double>());
   EXPECT_DOUBLE_EQ(points[0]["T_noise_median_ns"].get<double>() - 2400, points[0]["noise_ns"].get<double>());

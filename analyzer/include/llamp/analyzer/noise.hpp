@@ -11,15 +11,16 @@
 // With a recording of the detours each rank's CPU saw (llamp-noise, noise_recording.hpp) the
 // engine replays them: every time a rank waits for something remote (an eager message's arrival,
 // a rendezvous transfer's end, the acknowledgement a rendezvous sender waits for), the moment it
-// notices is moved to the end of the detour covering it, and everything after it on that rank
-// and on ranks that depend on it moves along. Computation is not stretched: the traced run's
-// computation times already hold the detours of the traced run. The recording is entered at a
-// random phase, the same for all ranks (detours recorded together stay together), T is taken at
-// --noise-samples phases, and the prediction is their median (the mean is reported too): a
-// recording can hold one stall no run of the campaign met (one of 100 ms, in a demo campaign, put
-// the mean 3.7 % above the runs and the median 1.5 %; elsewhere the two agree within 0.15 %). The
-// phases are the same at every point (common random numbers), so the difference between points is
-// not sampling noise.
+// notices is moved to the end of the detour covering it if that detour began while the rank
+// waited, and everything after it on that rank and on ranks that depend on it moves along.
+// Computation is not stretched: the traced run's computation times already hold the detours of
+// the traced run, among them those that began while it computed and ended in a wait. The
+// recording is entered at a random phase, the same for all ranks (detours recorded together stay
+// together), T is taken at --noise-samples phases, and the prediction is their median (the mean is
+// reported too): a recording can hold one stall no run of the campaign met (one of 100 ms, in a
+// demo campaign, put the mean 3.7 % above the runs and the median 1.5 %; elsewhere the two agree
+// within 0.15 %). The phases are the same at every point (common random numbers), so the
+// difference between points is not sampling noise.
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -40,9 +41,12 @@ class NoiseTimeline {
   double cycle_ns() const { return cycle_; }
   uint32_t lanes() const { return static_cast<uint32_t>(begin_.size()); }
   uint32_t lane_of(uint32_t rank) const { return rank % lanes(); }
-  // When a rank waiting for something due at t (ns since the run's start) notices it, with the
-  // recording entered at `phase`: t, or the end of the detour covering t.
-  double notice(uint32_t rank, double t, double phase) const;
+  // When a rank that began waiting at `since` for something due at t (ns since the run's start)
+  // notices it, with the recording entered at `phase`: the end of the detour covering t if that
+  // detour began after `since`, else t. A detour that began before the wait did would have found
+  // the rank computing (or posting the operation it waits for), and would have stretched that
+  // computation instead, which the trace's computation times hold already.
+  double notice(uint32_t rank, double t, double since, double phase) const;
   // Share of the cycle lane l spends in detours.
   double fraction(uint32_t lane) const;
 
@@ -61,7 +65,7 @@ struct NoiseShift {
   const NoiseTimeline* timeline;
   double phase;
   const std::vector<uint8_t>* polled = nullptr;  // per vertex, 1: a receive noticed by a polling loop
-  double notice(uint32_t rank, double t) const { return timeline->notice(rank, t, phase); }
+  double notice(uint32_t rank, double t, double since) const { return timeline->notice(rank, t, since, phase); }
   bool noticed_by_poll(graph::VertexId v) const { return polled && (*polled)[v]; }
 };
 
