@@ -8,7 +8,8 @@ out ΔL notices its message late whenever one covers the moment it arrives. Ever
 then cost 101.0-101.4 µs on average (8 B ping-pong, 10000 round trips), and the longer a run
 waits, the more stalls it meets: the measured response to latency ran 0.5-2.3 % above the
 model's. The recordings are taken with the ranks launched like the application's, spinning at
-once, and the analysis moves each wait's end past the detour covering it.
+once, and the analysis moves each wait's end past the detour covering it if that detour began during
+the wait.
 """
 import json
 import os

@@ -345,7 +345,7 @@ LOGGPS_ALONE = "LogGPS alone"
 def _judged(result, traces_floor):
     """The prediction the campaign is judged by: the one with the machine's recorded noise where the
     campaign recorded it (the default), else the LogGPS prediction alone. A rank that waits loses
-    the host's detours at the end of its wait, which LogGPS leaves out; over 100 campaigns of the VM
+    the host's detours that begin during its wait and last past its end, which LogGPS leaves out; over 100 campaigns of the VM
     (tables C-J) the prediction with noise had the lower RRMSE in 74 (docs/campaign.md, "The
     judged prediction"). The LogGPS prediction alone stays in report.json's `rrmse`, as LLAMP
     predicts."""
@@ -502,7 +502,7 @@ def _noise_paragraph(result):
     return [f"**With this machine's noise: RRMSE {100 * n['rrmse']:.2f} %** (mean error {n['mean_error_ns'] / 1e9:+.5f} s"
             f"{slope}). {len(n['files'])} llamp-noise recordings ({', '.join(n['files'])}; spinning CPUs lost {spread} "
             f"of their time to detours) replayed by `llamp analyze --noise` ({n['samples']} phases, "
-            f"analysis-noise.json): every wait for another rank ends only after the detour covering its end "
+            f"analysis-noise.json): every wait for another rank ends only after a detour that began during it and covers its end "
             f"(docs/analyzer.md, 'Machine noise'). The model above has no noise; the difference is what the machine "
             f"takes away from ranks that wait.", ""]
 
