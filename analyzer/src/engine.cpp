@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "llamp/analyzer/noise.hpp"
 #include "model_terms.hpp"
@@ -150,10 +151,42 @@ Point Engine::run(double xL, double xG, Sweep sweep, const NoiseShift* noise) {
   VertexId last = graph::kNoVertex;
   for (VertexId v : *order_) {
     Lin st{0, 0};
-    for (uint64_t i = pred_begin[v], e = pred_begin[v + 1]; i < e; ++i) {
-      const uint32_t entry = pred[i];
-      const VertexId u = Graph::pred_vertex(entry);
-      take(st, Graph::pred_is_irequires(entry) ? terms.start(u) : terms.end_of(u));
+    if constexpr (Noisy) {
+      // The calc a vertex requires beside the operations it waits for is the one before the
+      // completion call (docs/schedgen.md), so its end is when the rank began to wait for them:
+      // operations are taken after the calcs, in one pass over the edges while they fit here.
+      VertexId waited[8];
+      unsigned n = 0;
+      bool overflow = false;
+      double entered = -1.0;
+      for (uint64_t i = pred_begin[v], e = pred_begin[v + 1]; i < e; ++i) {
+        const uint32_t entry = pred[i];
+        const VertexId u = Graph::pred_vertex(entry);
+        if (Graph::pred_is_irequires(entry)) {
+          take(st, terms.start(u));
+        } else if (kind[u] == VertexKind::Calc) {
+          const Lin c = terms.end_of(u);
+          entered = std::max(entered, c.v);
+          take(st, c);
+        } else if (n < std::size(waited)) {
+          waited[n++] = u;
+        } else {
+          overflow = true;
+        }
+      }
+      for (unsigned k = 0; k < n; ++k) take(st, terms.end_of(waited[k], entered));
+      if (overflow)
+        for (uint64_t i = pred_begin[v], e = pred_begin[v + 1]; i < e; ++i) {
+          const uint32_t entry = pred[i];
+          const VertexId u = Graph::pred_vertex(entry);
+          if (!Graph::pred_is_irequires(entry) && kind[u] != VertexKind::Calc) take(st, terms.end_of(u, entered));
+        }
+    } else {
+      for (uint64_t i = pred_begin[v], e = pred_begin[v + 1]; i < e; ++i) {
+        const uint32_t entry = pred[i];
+        const VertexId u = Graph::pred_vertex(entry);
+        take(st, Graph::pred_is_irequires(entry) ? terms.start(u) : terms.end_of(u));
+      }
     }
     st_[v].t = st.v;
     st_[v].d = static_cast<decltype(St::d)>(st.d);

@@ -1,6 +1,7 @@
 #pragma once
 // The LogGPS cost terms of docs/analyzer.md, shared by the evaluation pass (engine.cpp) and the
 // critical-path walk (critical_path.cpp) so both read the model from one place.
+#include <algorithm>
 #include <type_traits>
 #include <vector>
 
@@ -114,13 +115,15 @@ struct Terms : Overheads {
     return t;
   }
 
-  Lin recv_end(graph::VertexId r) const {
+  // `entered`: when the rank entered the call that waits for r, if later than r's post (a
+  // nonblocking receive completed by a later Wait*; see end_of()).
+  Lin recv_end(graph::VertexId r, double entered = -1.0) const {
     const graph::VertexId s = g.peer[r];
     const MessageCost m = message(s);
     Lin h = start(r);
     if constexpr (Noisy) {
       const Lin arm = sender_arm(s, m);
-      const double posted = h.v;
+      const double posted = std::max(h.v, entered);
       if (!m.rendezvous) {
         if (beats(arm, h)) h = Lin{notice(r, arm.v, posted), arm.d};  // it waited for the arrival
         return Lin{h.v + m.o_recv, h.d};
@@ -138,7 +141,11 @@ struct Terms : Overheads {
   // rendezvous branches above, so an eager message's path is the same as without it).
   double receive_cpu(const MessageCost& m) const { return m.rendezvous ? m.o_recv + o_rndv : m.o_recv; }
 
-  Lin end_of(graph::VertexId u) const {
+  // `entered` (noisy pass only): when the rank entered the completion call that waits for u, as
+  // far as the asking vertex knows it (Engine::run: the end of the calc before that call). The
+  // rank waits from the later of that and u's start; a detour that began before found it
+  // computing. Default: u's own start (a blocking call, or nothing known).
+  Lin end_of(graph::VertexId u, double entered = -1.0) const {
     switch (g.kind[u]) {
       case graph::VertexKind::Calc:
         return Lin{state[u].t + static_cast<double>(g.value[u]), static_cast<double>(state[u].d)};
@@ -146,10 +153,11 @@ struct Terms : Overheads {
         const MessageCost m = message(u);
         if (!m.rendezvous) return Lin{state[u].t + m.o_send, static_cast<double>(state[u].d)};
         const Lin e = recv_end(g.peer[u]);
-        return Lin{notice(u, e.v + m.route->lat, state[u].t) + m.o_send, e.d + m.route->lat_d};
+        return Lin{notice(u, e.v + m.route->lat, std::max(static_cast<double>(state[u].t), entered)) + m.o_send,
+                   e.d + m.route->lat_d};
       }
       case graph::VertexKind::Recv:
-        return recv_end(u);
+        return recv_end(u, entered);
     }
     return Lin{0, 0};
   }

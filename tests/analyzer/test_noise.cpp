@@ -205,6 +205,40 @@ TEST(NoisyEngine, ComputationAndMessagesAlreadyThereAreNotDelayed) {
   EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&t, 0}), clean);
 }
 
+// A nonblocking operation completed by a later Wait: the rank waits from when it entered the Wait
+// (the end of the calc before it), not from the post. L = 1000, o = 100.
+TEST(NoisyEngine, NonblockingWaitStartsAtTheCompletionCall) {
+  // Rank 1 posts r at 0, computes until 1000, then waits; the message arrives at 1100: T = 1210.
+  graph::Graph g = graph::parse_goal(R"(num_ranks 2
+rank 0 { s: send 8b to 1 }
+rank 1 { r: recv 8b from 0  w: calc 1000  x: calc 10  x requires r  x requires w }
+)",
+                                     "irecv");
+  Engine e(g, homogeneous_model(params(1000, 100)));
+  ASSERT_DOUBLE_EQ(e.at_L(1000).T, 1210);
+  // A detour over [900, 1500) began while rank 1 computed: it stretches that computation, which
+  // the traced times hold; not a delay of the wait (counted from the post it would give 1610).
+  const NoiseTimeline computing({recording(100000, {{}, {{900, 600}}})}, 2);
+  EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&computing, 0}), 1210);
+  // One over [1050, 1500) began in the Wait: the arrival is noticed at 1500.
+  const NoiseTimeline waiting({recording(100000, {{}, {{1050, 450}}})}, 2);
+  EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&waiting, 0}), 1610);
+
+  // The same for a rendezvous send (S = 0) and its acknowledgement, due at 4200 (h = 1100,
+  // end(recv) = 3200, + L): rank 0 computes until 4000, then waits; clean T = 4300 + 10.
+  graph::Graph gs = graph::parse_goal(R"(num_ranks 2
+rank 0 { s: send 8b to 1  c: calc 4000  x: calc 10  x requires s  x requires c }
+rank 1 { r: recv 8b from 0 }
+)",
+                                      "isend");
+  Engine es(gs, homogeneous_model(params(1000, 100, 0)));
+  ASSERT_DOUBLE_EQ(es.at_L(1000).T, 4310);
+  const NoiseTimeline sender_computing({recording(100000, {{{3900, 600}}, {}})}, 2);
+  EXPECT_DOUBLE_EQ(es.evaluate_noisy(1000, 0, NoiseShift{&sender_computing, 0}), 4310);
+  const NoiseTimeline sender_waiting({recording(100000, {{{4100, 400}}, {}})}, 2);
+  EXPECT_DOUBLE_EQ(es.evaluate_noisy(1000, 0, NoiseShift{&sender_waiting, 0}), 4610);
+}
+
 // Rendezvous (S = 0): the receiver waits for the data, the sender for the acknowledgement. Clean:
 // h = 1100, end(recv) = h + o + 2L = 3200, end(send) = 3200 + L + o = 4300.
 TEST(NoisyEngine, RendezvousDataAndAcknowledgementWaitsToo) {
