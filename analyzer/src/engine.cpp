@@ -152,9 +152,11 @@ Point Engine::run(double xL, double xG, Sweep sweep, const NoiseShift* noise) {
   for (VertexId v : *order_) {
     Lin st{0, 0};
     if constexpr (Noisy) {
-      // The calc a vertex requires beside the operations it waits for is the one before the
-      // completion call (docs/schedgen.md), so its end is when the rank began to wait for them:
-      // operations are taken after the calcs, in one pass over the edges while they fit here.
+      // When the rank entered the call that waits for v's operations: the end of the calc v
+      // requires beside them (the one before the completion call, docs/schedgen.md), and no
+      // earlier than any of them was posted (a blocking call's operations start at its entry; a
+      // synchronous send's acknowledgement receive has no edges and starts at 0). Operations are
+      // taken after that is known, in one pass over the edges while they fit here.
       VertexId waited[8];
       unsigned n = 0;
       bool overflow = false;
@@ -168,10 +170,12 @@ Point Engine::run(double xL, double xG, Sweep sweep, const NoiseShift* noise) {
           const Lin c = terms.end_of(u);
           entered = std::max(entered, c.v);
           take(st, c);
-        } else if (n < std::size(waited)) {
-          waited[n++] = u;
         } else {
-          overflow = true;
+          entered = std::max(entered, static_cast<double>(st_[u].t));
+          if (n < std::size(waited))
+            waited[n++] = u;
+          else
+            overflow = true;
         }
       }
       for (unsigned k = 0; k < n; ++k) take(st, terms.end_of(waited[k], entered));

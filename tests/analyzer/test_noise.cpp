@@ -237,6 +237,21 @@ rank 1 { r: recv 8b from 0 }
   EXPECT_DOUBLE_EQ(es.evaluate_noisy(1000, 0, NoiseShift{&sender_computing, 0}), 4310);
   const NoiseTimeline sender_waiting({recording(100000, {{{4100, 400}}, {}})}, 2);
   EXPECT_DOUBLE_EQ(es.evaluate_noisy(1000, 0, NoiseShift{&sender_waiting, 0}), 4610);
+
+  // A blocking synchronous send after 1000 of computation: its acknowledgement receive a has no
+  // edges (it starts at 0), but the rank waits for it only from the call's entry at 1000. The
+  // message arrives at 2100, the acknowledgement at 3300: clean T = 3400 + 10.
+  graph::Graph gss = graph::parse_goal(R"(num_ranks 2
+rank 0 { c: calc 1000  s: send 8b to 1  a: recv 0b from 1  x: calc 10  s requires c  x requires s  x requires a }
+rank 1 { r: recv 8b from 0  k: send 0b to 0  k requires r }
+)",
+                                       "ssend");
+  Engine ess(gss, homogeneous_model(params(1000, 100)));
+  ASSERT_DOUBLE_EQ(ess.at_L(1000).T, 3410);
+  const NoiseTimeline before_call({recording(100000, {{{500, 3000}}, {}})}, 2);
+  EXPECT_DOUBLE_EQ(ess.evaluate_noisy(1000, 0, NoiseShift{&before_call, 0}), 3410);
+  const NoiseTimeline in_call({recording(100000, {{{1200, 2300}}, {}})}, 2);
+  EXPECT_DOUBLE_EQ(ess.evaluate_noisy(1000, 0, NoiseShift{&in_call, 0}), 3610);
 }
 
 // Rendezvous (S = 0): the receiver waits for the data, the sender for the acknowledgement. Clean:
