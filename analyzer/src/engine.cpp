@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 
 #include "llamp/analyzer/noise.hpp"
 #include "model_terms.hpp"
@@ -155,36 +154,19 @@ Point Engine::run(double xL, double xG, Sweep sweep, const NoiseShift* noise) {
       // When the rank entered the call that waits for v's operations: the end of the calc v
       // requires beside them (the one before the completion call, docs/schedgen.md), and no
       // earlier than any of them was posted (a blocking call's operations start at its entry; a
-      // synchronous send's acknowledgement receive has no edges and starts at 0). Operations are
-      // taken after that is known, in one pass over the edges while they fit here.
-      VertexId waited[8];
-      unsigned n = 0;
-      bool overflow = false;
+      // synchronous send's acknowledgement receive has no edges and starts at 0).
       double entered = -1.0;
       for (uint64_t i = pred_begin[v], e = pred_begin[v + 1]; i < e; ++i) {
         const uint32_t entry = pred[i];
         const VertexId u = Graph::pred_vertex(entry);
-        if (Graph::pred_is_irequires(entry)) {
-          take(st, terms.start(u));
-        } else if (kind[u] == VertexKind::Calc) {
-          const Lin c = terms.end_of(u);
-          entered = std::max(entered, c.v);
-          take(st, c);
-        } else {
-          entered = std::max(entered, static_cast<double>(st_[u].t));
-          if (n < std::size(waited))
-            waited[n++] = u;
-          else
-            overflow = true;
-        }
+        if (!Graph::pred_is_irequires(entry))
+          entered = std::max(entered, kind[u] == VertexKind::Calc ? terms.end_of(u).v : static_cast<double>(st_[u].t));
       }
-      for (unsigned k = 0; k < n; ++k) take(st, terms.end_of(waited[k], entered));
-      if (overflow)
-        for (uint64_t i = pred_begin[v], e = pred_begin[v + 1]; i < e; ++i) {
-          const uint32_t entry = pred[i];
-          const VertexId u = Graph::pred_vertex(entry);
-          if (!Graph::pred_is_irequires(entry) && kind[u] != VertexKind::Calc) take(st, terms.end_of(u, entered));
-        }
+      for (uint64_t i = pred_begin[v], e = pred_begin[v + 1]; i < e; ++i) {
+        const uint32_t entry = pred[i];
+        const VertexId u = Graph::pred_vertex(entry);
+        take(st, Graph::pred_is_irequires(entry) ? terms.start(u) : terms.waited_end(u, entered));
+      }
     } else {
       for (uint64_t i = pred_begin[v], e = pred_begin[v + 1]; i < e; ++i) {
         const uint32_t entry = pred[i];

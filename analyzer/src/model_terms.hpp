@@ -115,37 +115,40 @@ struct Terms : Overheads {
     return t;
   }
 
-  // `entered`: when the rank entered the call that waits for r, if later than r's post (a
-  // nonblocking receive completed by a later Wait*; see end_of()).
-  Lin recv_end(graph::VertexId r, double entered = -1.0) const {
+  Lin recv_end(graph::VertexId r) const {
+    if constexpr (Noisy) {
+      return waited_recv_end(r, state[r].t);
+    } else {
+      const graph::VertexId s = g.peer[r];
+      const MessageCost m = message(s);
+      Lin h = start(r);
+      take(h, sender_arm(s, m));
+      if (!m.rendezvous) return Lin{h.v + m.o_recv, h.d};
+      return Lin{h.v + m.o_recv + o_rndv + 2 * m.route->lat + m.bytes_term, h.d + 2 * m.route->lat_d + m.bytes_term_d};
+    }
+  }
+
+  // Noisy: the end of receive r, whose rank waits for it from `posted` on (its start, or later if
+  // it entered the completion call later: waited_end()).
+  Lin waited_recv_end(graph::VertexId r, double posted) const {
     const graph::VertexId s = g.peer[r];
     const MessageCost m = message(s);
     Lin h = start(r);
-    if constexpr (Noisy) {
-      const Lin arm = sender_arm(s, m);
-      const double posted = std::max(h.v, entered);
-      if (!m.rendezvous) {
-        if (beats(arm, h)) h = Lin{notice(r, arm.v, posted), arm.d};  // it waited for the arrival
-        return Lin{h.v + m.o_recv, h.d};
-      }
-      take(h, arm);
-      return Lin{notice(r, h.v + 2 * m.route->lat + m.bytes_term, posted) + m.o_recv + o_rndv,
-                 h.d + 2 * m.route->lat_d + m.bytes_term_d};
+    const Lin arm = sender_arm(s, m);
+    if (!m.rendezvous) {
+      if (beats(arm, h)) h = Lin{notice(r, arm.v, posted), arm.d};  // it waited for the arrival
+      return Lin{h.v + m.o_recv, h.d};
     }
-    take(h, sender_arm(s, m));
-    if (!m.rendezvous) return Lin{h.v + m.o_recv, h.d};
-    return Lin{h.v + m.o_recv + o_rndv + 2 * m.route->lat + m.bytes_term, h.d + 2 * m.route->lat_d + m.bytes_term_d};
+    take(h, arm);
+    return Lin{notice(r, h.v + 2 * m.route->lat + m.bytes_term, posted) + m.o_recv + o_rndv,
+               h.d + 2 * m.route->lat_d + m.bytes_term_d};
   }
 
   // The receive's own CPU time: o_r, and for a rendezvous its handshake o_rndv (added only on the
   // rendezvous branches above, so an eager message's path is the same as without it).
   double receive_cpu(const MessageCost& m) const { return m.rendezvous ? m.o_recv + o_rndv : m.o_recv; }
 
-  // `entered` (noisy pass only): when the rank entered the completion call that waits for u, as
-  // far as the asking vertex knows it (Engine::run: the end of the calc before that call). The
-  // rank waits from the later of that and u's start; a detour that began before found it
-  // computing. Default: u's own start (a blocking call, or nothing known).
-  Lin end_of(graph::VertexId u, double entered = -1.0) const {
+  Lin end_of(graph::VertexId u) const {
     switch (g.kind[u]) {
       case graph::VertexKind::Calc:
         return Lin{state[u].t + static_cast<double>(g.value[u]), static_cast<double>(state[u].d)};
@@ -153,13 +156,30 @@ struct Terms : Overheads {
         const MessageCost m = message(u);
         if (!m.rendezvous) return Lin{state[u].t + m.o_send, static_cast<double>(state[u].d)};
         const Lin e = recv_end(g.peer[u]);
+        return Lin{notice(u, e.v + m.route->lat, state[u].t) + m.o_send, e.d + m.route->lat_d};
+      }
+      case graph::VertexKind::Recv:
+        return recv_end(u);
+    }
+    return Lin{0, 0};
+  }
+
+  // Noisy: the end of operation u for a vertex whose rank entered the call that waits for it at
+  // `entered` (Engine::run). The wait counts from the later of that and u's start: a detour that
+  // began before found the rank computing. A function of its own so that end_of(), which the
+  // pass without noise runs, stays as it was.
+  Lin waited_end(graph::VertexId u, double entered) const {
+    if (g.kind[u] == graph::VertexKind::Recv)
+      return waited_recv_end(u, std::max(static_cast<double>(state[u].t), entered));
+    if (g.kind[u] == graph::VertexKind::Send) {
+      const MessageCost m = message(u);
+      if (m.rendezvous) {
+        const Lin e = recv_end(g.peer[u]);  // the receiver's own wait, from its start
         return Lin{notice(u, e.v + m.route->lat, std::max(static_cast<double>(state[u].t), entered)) + m.o_send,
                    e.d + m.route->lat_d};
       }
-      case graph::VertexKind::Recv:
-        return recv_end(u, entered);
     }
-    return Lin{0, 0};
+    return end_of(u);
   }
 
   static const St* state_of(const Engine& e) {
