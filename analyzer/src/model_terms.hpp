@@ -59,7 +59,8 @@ struct MessageCost {
 };
 
 // Noisy: a rank notices what it waited for from another rank only after the detour covering that
-// moment, if the detour began after the operation started (noise.hpp); computation is not stretched.
+// moment, if the detour began after the rank began waiting (the operation's start, or the entry of
+// the completion call that waits for it: waited_end(); noise.hpp); computation is not stretched.
 // St: the engine's per-vertex state (Engine::State32 or State64, the one its last evaluate()
 // filled: Engine::narrow_slopes()).
 template <bool Uniform, bool Noisy, class St>
