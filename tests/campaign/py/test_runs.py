@@ -194,6 +194,17 @@ class OneCoreFloorTest(unittest.TestCase):
         with open(c.path(f"cores-{os.uname().nodename}.json")) as f:
             self.assertEqual(json.load(f)["fastest_ns"], 13.0)
 
+    def test_a_few_much_faster_probes_are_not_the_usual_placement(self):
+        from campaign import cores
+        # stop 29's ring campaign on the 16-vCPU Xeon: cores apart on the mesh (64-107 ns) and two
+        # probes with the vCPUs on one physical core; their 22 ns as the reference rejected every launch
+        xeon = [21.0, 22.0] + [68.0 + i for i in range(40)]
+        self.assertEqual(cores.reference_ns(xeon), 88.0)
+        # a quarter of them is a placement the host takes often: the group within 3 x the fastest counts
+        self.assertEqual(cores.reference_ns([12.0] * 5 + [26.0] * 15), 26.0)
+        self.assertEqual(cores.reference_ns([26.0] * 5 + [157.0] * 15), 26.0)
+        self.assertEqual(cores.reference_ns([26.0] * 4 + [157.0] * 16), 157.0)
+
     def test_an_explicit_limit_sets_no_floor(self):
         from campaign import config, cores
         d = temp_dir(self)
