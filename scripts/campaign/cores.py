@@ -163,7 +163,7 @@ def limits_ns(campaign, cpus, log=print):
         return record["limit_ns"], record.get("floor_ns", FLOOR_FACTOR * record.get("reference_ns", record["fastest_ns"]))
     probes = _calibration_probes(campaign, cpus)
     if probes is None:
-        return None
+        return None, None  # one CPU: no hand-off to probe, nothing to judge
     record = _set_reference({"host": os.uname().nodename, "cpus": cpus}, probes)
     record["rule"] = (f"{AUTO_FACTOR:g} x (limit) and {FLOOR_FACTOR:g} x (floor) the median of the fast probes "
                       f"(at most {AUTO_FACTOR:g} x the fastest of a group of at least {USUAL_SHARE:g} of them) of "

@@ -5,7 +5,7 @@ import os
 import subprocess
 import unittest
 
-from campaign_testlib import BUILD_DIR
+from campaign_testlib import BUILD_DIR, temp_dir
 
 PROBE = os.path.join(BUILD_DIR, "bin", "llamp-coreprobe")
 
@@ -35,6 +35,25 @@ class CoreProbeTest(unittest.TestCase):
         self.assertEqual(result["pairs"], [])
         self.assertEqual(result["max_one_way_ns"], 0.0)
         self.assertEqual(len(result["cpus"]), 1)
+
+
+class OneCpuCampaignTest(unittest.TestCase):
+    """A campaign whose affinity mask holds one CPU (a stream of `llamp-accuracy-table
+    --cores-per-stream 1`, a one-core Slurm allocation) has no hand-off to calibrate: no limits, and
+    its launches are not judged. It used to stop with a TypeError before its first launch."""
+
+    def test_one_cpu_gives_no_limits_and_launches_once(self):
+        from campaign import config, cores
+        before = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, {min(before)})
+        self.addCleanup(os.sched_setaffinity, 0, before)
+        d = temp_dir(self)
+        c = config.Campaign(out_dir=d, app=["a"], ranks=2, deltas_ns=[0.0], core_limit="auto",
+                            tools=config.Tools(coreprobe=PROBE))
+        self.assertEqual(cores.limits_ns(c, 2, log=lambda *_: None), (None, None))
+        launched = []
+        _, guard, slow = cores.guarded(c, "params-1", 2, launched.append, log=lambda *_: None)
+        self.assertEqual((len(launched), slow, guard.slow), (1, 0, False))
 
 
 if __name__ == "__main__":
