@@ -531,7 +531,9 @@ def _prediction_paragraph(result):
         added = (result.get("traces_added") or {}).get("trace_floor_target", 0)
         text += (f" --trace-floor-target {target:g} %: {added} traced run(s) added among the added rounds' runs "
                  f"while that floor was above it"
-                 + (f", up to --max-trace-runs {result['max_trace_runs']} and --max-reps; it stayed above."
+                 + (f", up to --max-trace-runs {result['max_trace_runs']} and --max-reps; it stayed above (about "
+                    f"{rounds.count_to_reach(len(traces), per['rrmse_prediction_floor'], target)} traced runs would "
+                    f"reach it: the floor falls with √K)."
                     if "rrmse_prediction_floor" in per and 100 * per["rrmse_prediction_floor"] > target else "."))
     return [text, ""]
 
@@ -546,7 +548,12 @@ def _rounds_sentence(result):
                        f"above it")
     if not targets:
         return ""
-    return f" Rounds: {result['rounds']} ({result['reps']} planned; {'; '.join(targets)})."
+    text = f" Rounds: {result['rounds']} ({result['reps']} planned; {'; '.join(targets)})."
+    floor, target = result.get("rrmse_noise_floor"), result.get("floor_target_pct")
+    if target and floor is not None and 100 * floor > target:
+        text += (f" The noise floor stayed above {target:g} % (--max-reps); about "
+                 f"{rounds.count_to_reach(result['rounds'], floor, target)} rounds would reach it on this machine.")
+    return text
 
 
 def markdown(campaign, result):

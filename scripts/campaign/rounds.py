@@ -82,6 +82,13 @@ def wants_another_trace(campaign, traces_floor):
     return traces_floor is None or 100 * traces_floor > campaign.trace_floor_target_pct
 
 
+def count_to_reach(count, floor, target_pct):
+    """How many rounds (or traced runs) in all would bring a floor measured over `count` of them down
+    to target_pct: the floor falls with sqrt(count), so count (floor / target)^2. Said when a
+    campaign stops above its target, so that its user knows what the target costs on that machine."""
+    return math.ceil(count * (100 * floor / target_pct) ** 2)
+
+
 def traces_for_next_round(campaign, traces_floor):
     """How many traced runs the next added round brings: the traced runs the floor asks for in all
     (it falls with sqrt(K): K (floor / target)^2), at most what max_trace_runs leaves, spread over
@@ -92,7 +99,7 @@ def traces_for_next_round(campaign, traces_floor):
     if traces_floor is None:
         needed = max(1, 2 - k)
     else:
-        needed = math.ceil(k * (100 * traces_floor / campaign.trace_floor_target_pct) ** 2) - k
+        needed = count_to_reach(k, traces_floor, campaign.trace_floor_target_pct) - k
     return max(1, math.ceil(min(left, needed) / rounds_left))
 
 
@@ -112,13 +119,19 @@ def run_until_floor(campaign, log):
         room = rounds_in(campaign.schedule) < campaign.max_reps
         if not room or not (for_noise or for_traces):
             if campaign.floor_target_pct > 0 and floor is not None and 100 * floor > campaign.floor_target_pct:
+                n = rounds_in(campaign.schedule)
                 log(f"noise floor {100 * floor:.2f} % still above the target {campaign.floor_target_pct:g} % "
-                    f"after {rounds_in(campaign.schedule)} rounds (--max-reps)")
+                    f"after {n} rounds (--max-reps); about {count_to_reach(n, floor, campaign.floor_target_pct)} "
+                    f"rounds would reach it")
             if campaign.trace_floor_target_pct > 0 and (traces_floor is None
                                                          or 100 * traces_floor > campaign.trace_floor_target_pct):
+                k = prepare.traced_count(campaign)
+                reach = ("" if traces_floor is None else
+                         f"; about {count_to_reach(k, traces_floor, campaign.trace_floor_target_pct)} traced runs "
+                         f"would reach it")
                 log(f"traces' floor {_traces_floor_text(traces_floor)} still above the target "
-                    f"{campaign.trace_floor_target_pct:g} % after {prepare.traced_count(campaign)} traced runs and "
-                    f"{rounds_in(campaign.schedule)} rounds (--max-trace-runs, --max-reps)")
+                    f"{campaign.trace_floor_target_pct:g} % after {k} traced runs and "
+                    f"{rounds_in(campaign.schedule)} rounds (--max-trace-runs, --max-reps){reach}")
             prepare.rechoose_trace(campaign, log)
             return
         why = [_why(campaign, records, floor)] if for_noise else []

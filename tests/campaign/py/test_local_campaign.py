@@ -132,7 +132,8 @@ class LocalCampaignTest(unittest.TestCase):
         self.assertIn("A core that waited comes back cold: a 16 KiB copy took", markdown)
         self.assertIn("Rounds: 3 (2 planned; --floor-target 0.0001 %", markdown)
         self.assertIn("--trace-floor-target 0.0001 %: 2 traced run(s) added among the added rounds' runs while that "
-                      "floor was above it, up to --max-trace-runs 5 and --max-reps; it stayed above.", markdown)
+                      "floor was above it, up to --max-trace-runs 5 and --max-reps; it stayed above (about ", markdown)
+        self.assertIn("The noise floor stayed above 0.0001 % (--max-reps); about ", markdown)
         # llamp-coreprobe ran before and after every launch (--core-limit given), and
         # every run in the means was probed fast inside the job, where the probes that judge a run
         # are (cores.Guard.values: the vCPUs may move while the machine idles between jobs).

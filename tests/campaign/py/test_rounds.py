@@ -10,7 +10,7 @@ import unittest
 from campaign_testlib import temp_dir
 from test_report import write_record
 
-from campaign import config, ensemble, prepare, rounds, runs, schedule
+from campaign import config, ensemble, prepare, report, rounds, runs, schedule
 
 
 def campaign_with_runs(test, target_pct, max_reps):
@@ -64,6 +64,18 @@ class RoundsTest(unittest.TestCase):
         # ... and not past --max-reps.
         c.max_reps = 2
         self.assertFalse(rounds.wants_another_round(c, records)[0])
+
+    def test_what_a_target_left_unmet_would_cost(self):
+        # The floor falls with sqrt(runs): 0.966 % after 2 rounds needs 2 (0.966 / 0.5)^2 = 7.5,
+        # i.e. 8 rounds, and the report says so when --max-reps stopped the campaign above it.
+        c = campaign_with_runs(self, target_pct=0.5, max_reps=2)
+        _, floor = rounds.wants_another_round(c, runs.load_records(c))
+        self.assertEqual(rounds.count_to_reach(2, floor, 0.5), 8)
+        self.assertEqual(rounds.count_to_reach(8, 0.005, 0.5), 8)
+        result = {"rounds": 2, "reps": 2, "floor_target_pct": 0.5, "rrmse_noise_floor": floor}
+        self.assertIn("about 8 rounds would reach it", report._rounds_sentence(result))
+        result["rrmse_noise_floor"] = 0.004
+        self.assertNotIn("would reach it", report._rounds_sentence(result))
 
     def test_added_round_continues_the_seeded_shuffle_and_is_saved(self):
         c = campaign_with_runs(self, target_pct=0.5, max_reps=4)
