@@ -1,7 +1,11 @@
 """The environment every process of the campaign runs in.
 
 All runs (parameter measurement, trace, injected runs) use the same MPI stack and transport, so
-the only thing that changes between them is LLAMP_DELTA_L:
+the only thing that changes between them is LLAMP_DELTA_L's value:
+  * LLAMP_DELTA_L itself in every step, 0 except in the injected runs: the patched MPICH parses it
+    in MPI_Init, and a run that parses it must be the run the campaign traced and referenced (a
+    parse in long double once made app_halo3d ~5 % slower at 0 than without the variable; the
+    injector parses in integers since, docs/injector.md "x87 state");
   * the patched MPICH prefix's llamp-env.sh (PATH, LD_LIBRARY_PATH) when one is given;
   * the --mpi-env variables; by default MPIR_CVAR_NOLOCAL=1, because the injector routes on-node
     messages through UCX while ΔL > 0, and ΔL = 0 must take the same path;
@@ -11,6 +15,8 @@ the only thing that changes between them is LLAMP_DELTA_L:
 import os
 import re
 import subprocess
+
+from . import units
 
 
 def injector_environment(prefix):
@@ -40,7 +46,7 @@ def base_environment(campaign):
     env.update(injector_environment(campaign.injector_prefix))
     env.update({k: str(v) for k, v in campaign.mpi_env.items()})
     # Never inherit a latency or a preload from the caller: each step sets its own.
-    env.pop("LLAMP_DELTA_L", None)
+    env["LLAMP_DELTA_L"] = units.env_time(0)
     env.pop("LLAMP_TRACE_DIR", None)
     env.pop("LLAMP_RUNTIME_DIR", None)
     return env

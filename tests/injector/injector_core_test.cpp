@@ -2,8 +2,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 extern "C" {
 #include "config.h"
@@ -37,6 +43,61 @@ TEST(InjectorDuration, SuffixesAndPlainMicroseconds) {
   EXPECT_EQ(parse("0"), 0);
   EXPECT_EQ(parse("0.5"), 500);
 }
+
+TEST(InjectorDuration, FractionsRoundToWholeNanoseconds) {
+  EXPECT_EQ(parse("0.0000015s"), 1500);
+  EXPECT_EQ(parse("2.5ns"), 3) << "half a ns rounds up";
+  EXPECT_EQ(parse("2.4999ns"), 2);
+  EXPECT_EQ(parse("0.123456789123456789ms"), 123457) << "digits past 10^-12 of the unit are read and ignored";
+  EXPECT_EQ(parse("3600s"), 3600LL * 1000000000LL) << "exactly one hour is allowed";
+  EXPECT_EQ(parse("007us"), 7000);
+}
+
+#if defined(__x86_64__)
+// XINUSE (XGETBV with ECX = 1) bit 0: the process has used the x87 unit since it started.
+bool x87_in_use_is_readable() {
+  unsigned eax, ebx, ecx, edx;
+  return __get_cpuid_count(0xd, 1, &eax, &ebx, &ecx, &edx) && (eax & (1u << 2)) != 0;
+}
+
+bool x87_in_use() {
+  uint32_t lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(1));
+  return (lo & 1u) != 0;
+}
+
+// What a fresh process that parses durations shows: exit 0, or why not (stderr and the code).
+[[noreturn]] void parse_in_a_fresh_process() {
+  if (x87_in_use()) {
+    std::fprintf(stderr, "the x87 unit was in use before any parse\n");
+    std::exit(2);
+  }
+  for (const char* text : {"0ns", "0", "10us", "1.5ms", "0.0000015s", "7200s", "abc"}) {
+    int64_t ns = 0;
+    char err[160];
+    llamp_parse_duration_ns(text, &ns, err, sizeof err);
+    if (x87_in_use()) {
+      std::fprintf(stderr, "parsing \"%s\" used the x87 unit\n", text);
+      std::exit(1);
+    }
+  }
+  volatile long double value = 2.0L;  // the probe itself: one long double operation must show
+  value = value * 3.0L;
+  std::exit(x87_in_use() ? 0 : 3);
+}
+
+// MPI_Init parses LLAMP_DELTA_L in every run. A parse in long double put the x87 unit in use, and
+// app_halo3d then ran ~5 % slower at LLAMP_DELTA_L=0ns than without the variable (docs/injector.md),
+// so the campaign's ΔL = 0 runs were not the runs it had traced. The check runs in a re-executed
+// test binary ("threadsafe" death test): in this process another test may have used the unit.
+TEST(InjectorDurationDeathTest, ParsingLeavesTheX87UnitUnused) {
+  if (!x87_in_use_is_readable()) GTEST_SKIP() << "this CPU does not report XINUSE (XGETBV with ECX = 1)";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(parse_in_a_fresh_process(), testing::ExitedWithCode(0), "")
+      << "exit 1: a parse used the x87 unit; 2: the fresh process had used it already; 3: XINUSE did not show "
+         "a long double multiplication";
+}
+#endif
 
 TEST(InjectorDuration, MalformedValuesAreRejectedWithTheReason) {
   EXPECT_NE(parse_error("").find("empty"), std::string::npos);

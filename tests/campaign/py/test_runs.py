@@ -367,3 +367,35 @@ class SlowCoresRetryTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class EnvironmentTest(unittest.TestCase):
+    def test_references_and_traced_runs_read_LLAMP_DELTA_L_like_the_runs_at_zero(self):
+        """The patched MPICH parses LLAMP_DELTA_L in MPI_Init; a reference or traced run without the
+        variable is not the run at ΔL = 0 it stands for (a long double parse once made app_halo3d ~5 %
+        slower with the variable at 0). Every launch of the app carries it, 0 except the injected runs."""
+        d = temp_dir(self)
+        seen = os.path.join(d, "seen")
+        wrapper = os.path.join(d, "app")
+        with open(wrapper, "w") as f:
+            f.write(f"""#!/bin/sh
+echo "${{LLAMP_DELTA_L-unset}} ${{LLAMP_TRACE_DIR:+traced}} $(basename "$LLAMP_RUNTIME_DIR")" >> '{seen}'
+exec '{TEST_APP}' "$@"
+""")
+        os.chmod(wrapper, os.stat(wrapper).st_mode | stat.S_IEXEC)
+        prefix = os.environ.get("LLAMP_PATCHED_MPICH_PREFIX", "")
+        deltas = "0,20" if prefix and os.path.exists(os.path.join(prefix, "lib", "libmpich.so.12")) else "0"
+        campaign("--build-dir", BUILD_DIR, "--mpiexec", MPIEXEC, "-n", "2", "--delta-l", deltas, "--reps", "1",
+                 "--trace-runs", "1", "--params", hand_made_params(d), "--injector-prefix",
+                 prefix if deltas != "0" else "", "--core-limit", "off", "-o", os.path.join(d, "c"),
+                 "--", wrapper, "--compute-ms", "5", "--iterations", "2")
+        with open(seen) as f:
+            launches = [line.split() for line in f]
+        by_kind = {}
+        for fields in launches:
+            value, rest = fields[0], fields[1:]
+            kind = "traced" if "traced" in rest else "reference" if rest and rest[-1].endswith("-reference") else "run"
+            by_kind.setdefault(kind, set()).add(value)
+        self.assertEqual(by_kind.get("reference"), {"0"}, launches)
+        self.assertEqual(by_kind.get("traced"), {"0"}, launches)
+        self.assertEqual(by_kind.get("run"), {"0"} if deltas == "0" else {"0", "20000ns"}, launches)
