@@ -11,7 +11,7 @@
 /* Fraction digits are kept to 10^-12 of the unit: below 1 ns even in seconds. */
 #define LLAMP_FRACTION_ONE 1000000000000ULL
 
-/* Integer arithmetic only: this runs inside MPI_Init of every injected run.
+/* Integer arithmetic only: this runs in MPI_Init of every patched-MPICH run.
  * The parse in long double it replaces put the process's x87 unit in use,
  * and app_halo3d then ran ~5 % slower at LLAMP_DELTA_L=0ns than without the
  * variable on the 2-vCPU VM (docs/injector.md, "x87 state").  A run at

@@ -104,8 +104,9 @@ def run_parser():
                    help="local mode, with the mean prediction: after the --reps rounds, add shuffled rounds while "
                         "the traces' floor (the RRMSE an exact model would still show from the spread of the traced "
                         "runs' predictions) is above PCT %%, each with the traced runs it asks for among its runs "
-                        "(each after its reference run), up to --max-reps rounds and --max-trace-runs traced runs "
-                        "(default 0: off)")
+                        "(each after its reference run), up to --max-reps rounds and --max-trace-runs traced runs; "
+                        "once it is met, a round added for --floor-target still brings one, so the traced runs span "
+                        "the campaign's time as the measured runs do (default 0: off)")
     p.add_argument("--max-trace-runs", type=int, default=0, metavar="K",
                    help="most traced runs with --trace-target or --trace-floor-target (default: three times "
                         "--trace-runs)")

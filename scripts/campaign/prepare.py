@@ -421,8 +421,9 @@ def trace_once(campaign, k, log, added_because=""):
 
 
 def added_because(campaign, k):
-    """Why traced run k was added beyond the planned ones: "trace-target" or "trace-floor-target"
-    ("" when planned, or added by a campaign from before the reason was kept)."""
+    """Why traced run k was added beyond the planned ones: "trace-target", "trace-floor-target" or
+    "every-round" (rounds.keeps_traces_in_step); "" when planned, or added by a campaign from before
+    the reason was kept."""
     try:
         with open(_added_mark(campaign, k)) as f:
             return f.read().strip()

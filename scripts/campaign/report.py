@@ -167,7 +167,8 @@ def _traces_added(campaign, traced):
     from before the reason was kept added them by --trace-target only)."""
     reasons = [prepare.added_because(campaign, k) for k in range(campaign.trace_runs + 1, traced + 1)]
     return {"trace_target": sum(1 for r in reasons if r in ("", "trace-target")),
-            "trace_floor_target": sum(1 for r in reasons if r == "trace-floor-target")}
+            "trace_floor_target": sum(1 for r in reasons if r == "trace-floor-target"),
+            "every_round": sum(1 for r in reasons if r == "every-round")}
 
 
 def _parameters(campaign):
@@ -529,12 +530,15 @@ def _prediction_paragraph(result):
     target = result.get("trace_floor_target_pct")
     if target:
         added = (result.get("traces_added") or {}).get("trace_floor_target", 0)
+        in_step = (result.get("traces_added") or {}).get("every_round", 0)
         text += (f" --trace-floor-target {target:g} %: {added} traced run(s) added among the added rounds' runs "
                  f"while that floor was above it"
                  + (f", up to --max-trace-runs {result['max_trace_runs']} and --max-reps; it stayed above (about "
                     f"{rounds.count_to_reach(len(traces), per['rrmse_prediction_floor'], target)} traced runs would "
                     f"reach it: the floor falls with √K)."
-                    if "rrmse_prediction_floor" in per and 100 * per["rrmse_prediction_floor"] > target else "."))
+                    if "rrmse_prediction_floor" in per and 100 * per["rrmse_prediction_floor"] > target else ".")
+                 + (f" {in_step} more, one in each round added after it was met, so that the traced runs span the "
+                    f"campaign's time as the measured runs do (the host drifts over minutes)." if in_step else ""))
     return [text, ""]
 
 

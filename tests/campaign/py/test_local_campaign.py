@@ -7,7 +7,7 @@ import os
 import statistics
 import unittest
 
-from campaign_testlib import BUILD_DIR, TEST_APP, campaign, temp_dir
+from campaign_testlib import BUILD_DIR, TEST_APP, campaign, hand_made_params, temp_dir
 
 from campaign import prediction
 
@@ -65,7 +65,7 @@ class LocalCampaignTest(unittest.TestCase):
         self.assertEqual(len(report["reference_runtimes_ns"]), 5)
         self.assertEqual(report["trace_target_pct"], 0.0001)
         self.assertEqual((report["trace_floor_target_pct"], report["max_trace_runs"]), (0.0001, 5))
-        self.assertEqual(report["traces_added"], {"trace_target": 0, "trace_floor_target": 2})
+        self.assertEqual(report["traces_added"], {"trace_target": 0, "trace_floor_target": 2, "every_round": 0})
         self.assertEqual(report["trace_selection"], "closest to the untraced reference")
         reference = statistics.median(report["reference_runtimes_ns"])
         self.assertEqual(report["reference_runtime_ns"], reference)
@@ -214,3 +214,29 @@ class LocalCampaignTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TracesInStepTest(unittest.TestCase):
+    def test_rounds_added_after_the_traces_floor_was_met_bring_a_traced_run(self):
+        """--trace-floor-target far above any floor: met at once; the rounds --floor-target adds still
+        bring one traced run each, among their runs, so the traced runs span the campaign's time."""
+        d = temp_dir(self)
+        out = os.path.join(d, "c")
+        campaign("--build-dir", BUILD_DIR, "-n", "2", "--delta-l", "0", "--reps", "2", "--core-limit", "off",
+                 "--floor-target", "0.0001", "--max-reps", "4", "--trace-runs", "2", "--trace-floor-target", "1000",
+                 "--max-trace-runs", "3", "--noise-runs", "1", "--params", hand_made_params(d),
+                 "--injector-prefix", "", "-o", out, "--", TEST_APP, "--compute-ms", "5", "--iterations", "5")
+        with open(os.path.join(out, "report.json")) as f:
+            report = json.load(f)
+        self.assertEqual(report["rounds"], 4)
+        # round 3 brought traced run 3; round 4 none: --max-trace-runs 3
+        self.assertEqual(report["traces_added"], {"trace_target": 0, "trace_floor_target": 0, "every_round": 1})
+        self.assertEqual(len(report["traced_runtimes_ns"]), 3)
+        second = [r["started_unix"] for r in report_records(out) if r["round"] == 1]
+        third = [r["started_unix"] for r in report_records(out) if r["round"] == 2]
+        done_at = os.path.getmtime(os.path.join(out, "trace-3.done"))
+        self.assertTrue(max(second) < done_at < max(third), (second, done_at, third))
+        with open(os.path.join(out, "report.md")) as f:
+            self.assertIn("1 more, one in each round added after it was met, so that the traced runs span the "
+                          "campaign's time", f.read())
+

@@ -135,6 +135,18 @@ class TraceFloorTest(unittest.TestCase):
         c.trace_floor_target_pct = 3.0
         self.assertFalse(rounds.wants_another_trace(c, floor))
 
+    def test_rounds_added_after_the_floor_was_met_keep_tracing_up_to_max_trace_runs(self):
+        c = self.campaign(0.5, 3)
+        traced(c, 1)
+        traced(c, 2)
+        self.assertFalse(rounds.wants_another_trace(c, 0.001))  # 0.1 % < 0.5 %: the floor is met
+        self.assertTrue(rounds.keeps_traces_in_step(c))  # a round added for the noise still brings one
+        traced(c, 3, "every-round")
+        self.assertFalse(rounds.keeps_traces_in_step(c))  # --max-trace-runs 3 reached
+        self.assertEqual(prepare.added_because(c, 3), "every-round")
+        c.trace_floor_target_pct, c.max_trace_runs = 0.0, 10
+        self.assertFalse(rounds.keeps_traces_in_step(c))  # without --trace-floor-target, the traced runs planned
+
     def test_unknown_floor_asks_for_a_trace_up_to_max_trace_runs(self):
         c = self.campaign(0.5, 3)
         traced(c, 1)
