@@ -65,20 +65,18 @@ int llamp_parse_duration_ns(const char *text, int64_t *ns, char *err, size_t err
                  text, p);
         return -1;
     }
-    /* bound whole first, so whole * unit_ns cannot overflow */
-    if (too_long || whole > (unsigned long long)LLAMP_MAX_DURATION_NS / unit_ns) {
-        snprintf(err, err_len, "'%s' is longer than one hour", text);
-        return -1;
+    /* bound whole first, so whole * unit_ns cannot overflow; fraction * unit_ns reaches 1e21,
+     * past 64 bits, hence the 128-bit product (rounded half up) */
+    if (!too_long && whole <= (unsigned long long)LLAMP_MAX_DURATION_NS / unit_ns) {
+        unsigned long long total =
+            whole * unit_ns +
+            (unsigned long long)(((unsigned __int128)fraction * unit_ns + LLAMP_FRACTION_ONE / 2) /
+                                 LLAMP_FRACTION_ONE);
+        if (total <= (unsigned long long)LLAMP_MAX_DURATION_NS) {
+            *ns = (int64_t)total;
+            return 0;
+        }
     }
-    /* fraction * unit_ns reaches 1e21, past 64 bits; rounded half up */
-    unsigned long long fraction_ns =
-        (unsigned long long)(((unsigned __int128)fraction * unit_ns + LLAMP_FRACTION_ONE / 2) /
-                             LLAMP_FRACTION_ONE);
-    unsigned long long total = whole * unit_ns + fraction_ns;
-    if (total > (unsigned long long)LLAMP_MAX_DURATION_NS) {
-        snprintf(err, err_len, "'%s' is longer than one hour", text);
-        return -1;
-    }
-    *ns = (int64_t)total;
-    return 0;
+    snprintf(err, err_len, "'%s' is longer than one hour", text);
+    return -1;
 }

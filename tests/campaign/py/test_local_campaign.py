@@ -212,10 +212,6 @@ class LocalCampaignTest(unittest.TestCase):
             self.assertAlmostEqual(row["predicted_ns"], alone.runtime_ns(kept["L0_ns"] + row["delta_ns"]), delta=1)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class TracesInStepTest(unittest.TestCase):
     def test_rounds_added_after_the_traces_floor_was_met_bring_a_traced_run(self):
         """--trace-floor-target far above any floor: met at once; the rounds --floor-target adds still
@@ -240,3 +236,6 @@ class TracesInStepTest(unittest.TestCase):
             self.assertIn("1 more, one in each round added after it was met, so that the traced runs span the "
                           "campaign's time", f.read())
 
+
+if __name__ == "__main__":
+    unittest.main()

@@ -365,9 +365,6 @@ class SlowCoresRetryTest(unittest.TestCase):
         record, tried = self.run_slot_with(["slow-cores"] * 5, core_retries=2)
         self.assertEqual((record["status"], tried), ("slow-cores", [1, 2, 3]))
 
-if __name__ == "__main__":
-    unittest.main()
-
 
 class EnvironmentTest(unittest.TestCase):
     def test_references_and_traced_runs_read_LLAMP_DELTA_L_like_the_runs_at_zero(self):
@@ -399,3 +396,7 @@ exec '{TEST_APP}' "$@"
         self.assertEqual(by_kind.get("reference"), {"0"}, launches)
         self.assertEqual(by_kind.get("traced"), {"0"}, launches)
         self.assertEqual(by_kind.get("run"), {"0"} if deltas == "0" else {"0", "20000ns"}, launches)
+
+
+if __name__ == "__main__":
+    unittest.main()
