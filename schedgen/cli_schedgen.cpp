@@ -31,6 +31,7 @@ struct CliArgs {
   bool no_initiation_time = false;
   bool no_failed_poll_time = false;
   bool tracer_time = false;
+  bool completion_time = false;
   bool async_progress = false;
   std::string collective_overhead = "0ns";
   std::string probe_overhead = "0ns";
@@ -49,6 +50,7 @@ void run(const CliArgs& a) {
   opts.initiation_time = !a.no_initiation_time;
   opts.failed_poll_time = !a.no_failed_poll_time;
   opts.tracer_time = a.tracer_time;
+  opts.completion_time = a.completion_time;
   opts.async_progress = a.async_progress;
   opts.collective_overhead_ns = units::parse_time_ns(a.collective_overhead, "--collective-overhead");
   opts.probe_overhead_ns = units::parse_time_ns(a.probe_overhead, "--probe-overhead");
@@ -103,6 +105,11 @@ void run(const CliArgs& a) {
   if (st.failed_poll_calls)
     fmt::print("  {} poll(s) that found nothing: {:.3f} ms inside them counted as computation\n", st.failed_poll_calls,
                static_cast<double>(st.failed_poll_ns) / 1e6);
+  if (st.completion_calls || st.completion_untimed)
+    fmt::print(
+        "  {} blocking completion call(s): {:.3f} ms inside them after their last message was sent counted as "
+        "computation; {} call(s) whose send times the trace did not give\n",
+        st.completion_calls, static_cast<double>(st.completion_ns) / 1e6, st.completion_untimed);
   if (st.tracer_time_ns)
     fmt::print("  {:.3f} ms of the tracer's own time (sampled, tracer-cost-*.json) taken off the computation\n",
                static_cast<double>(st.tracer_time_ns) / 1e6);
@@ -167,6 +174,10 @@ void register_cli(CLI::App& app) {
                 "Take the tracer's own time off the computation: the sampled time it spends encoding each event "
                 "(in the gap after the call) and building it (inside calls counted as computation), from the "
                 "trace's tracer-cost-*.json");
+  sub->add_flag("--completion-time", args->completion_time,
+                "Count the time a blocking completion call (MPI_Wait*, MPI_Recv, MPI_Sendrecv, a blocking "
+                "collective) spent after the last message it completes was sent as computation after it (the "
+                "send times from the other ranks' events: ranks must share a clock)");
   sub->add_option("--collective-overhead", args->collective_overhead,
                   "CPU time of a blocking collective call beyond the messages of its algorithm (o_coll of "
                   "llamp-loggp's params.json, e.g. 400ns), added as computation at the start of every blocking "

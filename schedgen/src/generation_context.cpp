@@ -39,6 +39,9 @@ GenerationContext::GenerationContext(graph::GraphSink* target, const Options& op
         const auto src = static_cast<uint32_t>(key.src), dst = static_cast<uint32_t>(key.dst);
         sink.message(src, s.vertex, dst, r.vertex);
         ++stats.p2p_messages;
+        // Above S the data moves after the handshake, which the receiver answers in its call.
+        if (options.completion_time)
+          set_sent_time(sent_times[dst], r.vertex, r.bytes > options.rendezvous_above_bytes ? kUntimed : s.sent_ns);
         if (s.bytes != r.bytes) ++size_mismatches;
         if (s.ack_vertex != PendingOp::kNoAck) {
           // A synchronous send completes only once its receive has matched: the receiver
@@ -49,7 +52,9 @@ GenerationContext::GenerationContext(graph::GraphSink* target, const Options& op
           sink.message(dst, ack, src, s.ack_vertex);
           ++stats.sync_acks;
         }
-      }) {}
+      }) {
+  if (opts.completion_time) sent_times.resize(ranks);
+}
 
 std::vector<int32_t> GenerationContext::members(uint64_t comm, uint32_t rank, uint64_t call_index) const {
   if (comm == trace::kCommWorld) {

@@ -10,9 +10,18 @@
 
 #include "llamp/graph_sink.hpp"
 #include "llamp/schedgen/schedgen.hpp"
+#include "flat_id_map.hpp"
 #include "message_matcher.hpp"
 
 namespace llamp::schedgen {
+
+// A receive in GenerationContext::sent_times whose message's send time the trace does not give.
+inline constexpr uint64_t kUntimed = UINT64_MAX;
+// Records the send time of receive vertex `v` of one rank.
+inline void set_sent_time(FlatIdMap<uint64_t>& map, uint64_t v, uint64_t ns) {
+  bool inserted;
+  map.get_or_insert(v, inserted) = ns;
+}
 
 // Graph tags. LogGOPSim (and GOAL readers) match by (source, destination, tag) only, so every
 // (communicator, user tag) pair needs its own graph tag, and collective-internal messages need tags
@@ -109,6 +118,10 @@ struct GenerationContext {
   // Communicator members (world ranks in communicator rank order); world and self are implicit.
   std::unordered_map<uint64_t, std::vector<int32_t>> comms;
   std::vector<UnmatchedOp> lost_recvs;
+  // Options::completion_time: per receiving rank, receive vertex -> when its message was sent
+  // (matched point-to-point messages, nonblocking collectives' receives); taken out when a
+  // completion call uses it.
+  std::vector<FlatIdMap<uint64_t>> sent_times;
   uint64_t size_mismatches = 0;
 
   bool dropped(uint32_t rank, uint64_t op_seq) const { return drop && drop->contains(rank, op_seq); }

@@ -36,6 +36,8 @@ struct PendingOp {
   // the receiver's acknowledgement; kNoAck for every other operation.
   uint64_t ack_vertex = kNoAck;
   static constexpr uint64_t kNoAck = UINT64_MAX;
+  // Sends: when the sender's call that sent it ended (Options::completion_time).
+  uint64_t sent_ns = 0;
 };
 
 // A first-in first-out queue that reuses its storage (most streams hold zero or one entry).

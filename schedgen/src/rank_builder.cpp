@@ -433,6 +433,7 @@ RankBuilder::Ref RankBuilder::make_send(uint64_t comm, int32_t dst, int32_t tag,
   uint64_t v = sink_.send(rank_, bytes, static_cast<uint32_t>(dst), ctx_.tags.p2p(comm, tag));
   if (after != kNone) sink_.requires_edge(rank_, v, after);
   PendingOp op{v, call_index, bytes, seq};
+  op.sent_ns = event_end_ns_;
   if (sync) {
     // Posted with the send and waiting only for the acknowledgement (generation_context.cpp), so
     // it needs no edge of its own: what completes the send requires it.
@@ -624,10 +625,25 @@ void RankBuilder::complete(const Event& e, uint64_t call_index) {
   if (e.completions.empty()) return;  // a Test that found nothing: no dependency
   uint64_t c = flush_calc();
   chain_.pending_req.push_back(c);
+  // Options::completion_time: the receives this call completed (records: resolved below), and
+  // whether any of them cannot be timed (a receive left out or still waiting for an earlier
+  // wildcard).
+  const bool timed = ctx_.options.completion_time;
+  std::vector<uint32_t>& done_records = done_records_;
+  std::vector<uint64_t>& done_vertices = done_vertices_;
+  done_records.clear();
+  done_vertices.clear();
   for (const trace::Completion& comp : e.completions) {
     Request* found = requests_.find(comp.request);
     if (!found) continue;  // a request we never saw started (e.g. tracing was paused)
     Request& q = *found;
+    if (timed) {
+      if (q.record >= 0) {
+        if (!comp.cancelled) done_records.push_back(static_cast<uint32_t>(q.record));  // cancelled: no message
+      } else if (!q.is_send)  // a nonblocking collective: its receives among its last operations
+        for (Ref r : q.ops)
+          if (!(r & kRecordBit) && ctx_.sent_times[rank_].find(r)) done_vertices.push_back(r);
+    }
     if (q.record >= 0) {
       uint32_t rec = static_cast<uint32_t>(q.record);
       RecvRecord& r = records_[rec];
@@ -656,6 +672,24 @@ void RankBuilder::complete(const Event& e, uint64_t call_index) {
     if (!q.persistent) requests_.erase(comp.request);
   }
   release_ready();
+  if (!timed) return;
+  // Records are not reused before the next receive is posted, so their vertices are still here.
+  bool untimed = false;
+  for (uint32_t rec : done_records) {
+    if (records_[rec].state == RecvRecord::State::Created)
+      done_vertices.push_back(records_[rec].vertex);
+    else
+      untimed = true;
+  }
+  const bool blocking =
+      e.call == Call::Wait || e.call == Call::Waitall || e.call == Call::Waitany || e.call == Call::Waitsome;
+  if (!blocking || untimed) {
+    // A poll's time is counted as a poll (or is the receive's o); its send times are not needed.
+    for (uint64_t v : done_vertices) ctx_.sent_times[rank_].erase(v);
+    if (blocking) ++ctx_.stats.completion_untimed;
+    return;
+  }
+  note_completion(e, done_vertices);
 }
 
 // MPI_Request_free on an active request: the operation still happens, nothing waits for it.
@@ -725,8 +759,16 @@ void RankBuilder::handle_recv(const Event& e, uint64_t call_index) {
   const bool probed = chain_.probe_comm == e.comm && chain_.probe_lag_ns > 0 && chain_.probe_loop_calc != kNone;
   uint64_t c = flush_calc();
   const trace::Completion* st = e.completions.empty() ? nullptr : &e.completions[0];
-  Ref r = ref_of(receive_completed(e, e.peer, e.tag, e.bytes, st, probed ? chain_.probe_loop_calc : c, call_index));
+  const uint32_t rec =
+      receive_completed(e, e.peer, e.tag, e.bytes, st, probed ? chain_.probe_loop_calc : c, call_index);
+  Ref r = ref_of(rec);
   if (r != kNone) wait_for(r, probed ? chain_.probe_lag_ns : 0);
+  if (ctx_.options.completion_time && !probed) {
+    if (records_[rec].state == RecvRecord::State::Created)
+      note_completion(e, {records_[rec].vertex});
+    else
+      ++ctx_.stats.completion_untimed;
+  }
   if (probed) chain_.pending_req.push_back(c);
   if (chain_.after_blocking_probe) charge_probe_overhead();
 }
@@ -741,7 +783,14 @@ void RankBuilder::handle_sendrecv(const Event& e, uint64_t call_index) {
   Ref r = kNone;
   if (has_recv) {
     const trace::Completion* st = e.completions.empty() ? nullptr : &e.completions[0];
-    r = ref_of(receive_completed(e, e.peer2, e.tag2, e.bytes2, st, c, call_index));
+    const uint32_t rec = receive_completed(e, e.peer2, e.tag2, e.bytes2, st, c, call_index);
+    r = ref_of(rec);
+    if (ctx_.options.completion_time) {
+      if (records_[rec].state == RecvRecord::State::Created)
+        note_completion(e, {records_[rec].vertex});
+      else
+        ++ctx_.stats.completion_untimed;
+    }
   }
   for (Ref x : {s, r})
     if (x != kNone) {
@@ -839,6 +888,12 @@ void RankBuilder::charge_probe_overhead() {
 
 void RankBuilder::on_event(const Event& e, uint64_t call_index) {
   account_time(e);
+  if (ctx_.options.completion_time) {
+    // An eager message of MPI_Sendrecv leaves at the call's entry; its end waits for the receive.
+    event_end_ns_ =
+        e.call == Call::Sendrecv && e.bytes <= ctx_.options.rendezvous_above_bytes ? e.t_start_ns : e.t_end_ns;
+    if (!completions_.empty()) resolve_completions(false);
+  }
   if (e.flags & trace::kFlagFailed) {
     ++ctx_.stats.failed_calls;
     return;
@@ -934,6 +989,7 @@ void RankBuilder::on_event(const Event& e, uint64_t call_index) {
 void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, const std::vector<int32_t>& members,
                                 int32_t tag, std::vector<uint64_t>& op_vertices, uint64_t call_index) {
   account_time(e);
+  if (ctx_.options.completion_time && !completions_.empty()) resolve_completions(false);
   release_progress_gates(e, call_index);
   chain_.poll_fails = 0;
   chain_.probe_lag_ns = 0;
@@ -1024,6 +1080,7 @@ void RankBuilder::end_of_stream() {
   for (uint32_t idx : std::vector<uint32_t>(posted_))
     if (!records_[idx].resolved) lose_record(idx);
   release_ready();
+  if (!completions_.empty()) resolve_completions(false);
   if (chain_.pending_calc_ns > 0 || !chain_.pending_req.empty() || !chain_.pending_ireq.empty() ||
       !chain_.pending_lag.empty())
     flush_calc();
@@ -1034,10 +1091,99 @@ void RankBuilder::end_of_stream() {
   std::sort(others.begin(), others.end());
   for (uint32_t t : others) {
     switch_thread(t, 0);  // parked: the start is not used
+    if (!completions_.empty()) resolve_completions(false);
     if (chain_.pending_calc_ns > 0 || !chain_.pending_req.empty() || !chain_.pending_ireq.empty() ||
         !chain_.pending_lag.empty())
       flush_calc();
   }
+  if (!completions_.empty()) resolve_completions(true);
+}
+
+// ---------------------------------------------------------------- time inside completion calls
+//
+// A blocking call that completes receives waits until their messages are there and then works on
+// them: MPICH's progress pass, completing the requests, copying eager data out, the rest of a
+// collective's schedule. The graph models the wait, and charges each receive its o as it arrives,
+// which overlaps whatever the rank computes before the call; the work after the arrival is on no
+// chain. In the bundled apps on the VM an MPI_Waitall took 1-3 us that way, and every graph came
+// out 0.3-1.5 % below its own traced run, by about the time inside the short blocking calls of its
+// critical rank (docs/schedgen.md, "Time inside completion calls"). With
+// Options::completion_time the part of the call after the last of its messages was sent counts
+// as computation after the call. The send times come from the other ranks' events, which (events
+// are read in start-time order) are all read by the time this rank's next call is, apart from a
+// rank held at a collective; a completion whose send times are not all known yet waits for a
+// later call.
+
+void RankBuilder::note_completion(const Event& e, const std::vector<uint64_t>& recvs) {
+  if (recvs.empty() || e.t_end_ns <= e.t_start_ns) {
+    for (uint64_t v : recvs) ctx_.sent_times[rank_].erase(v);
+    return;
+  }
+  completions_.push_back(PendingCompletion{thread_, e.t_start_ns, e.t_end_ns, tracer_build_ns(e),
+                                           static_cast<uint32_t>(completion_recvs_.size()),
+                                           static_cast<uint32_t>(recvs.size())});
+  completion_recvs_.insert(completion_recvs_.end(), recvs.begin(), recvs.end());
+}
+
+void RankBuilder::resolve_completions(bool at_end) {
+  FlatIdMap<uint64_t>& sent = ctx_.sent_times[rank_];
+  size_t kept = 0;
+  uint32_t kept_recvs = 0;  // the kept completions' receives move to the front of the pool
+  for (size_t i = 0; i < completions_.size(); ++i) {
+    PendingCompletion pc = completions_[i];
+    const uint64_t* recvs = completion_recvs_.data() + pc.first;
+    bool known = pc.thread == thread_, untimed = false;
+    uint64_t last_sent = 0;
+    for (uint32_t k = 0; known && k < pc.count; ++k) {
+      const uint64_t* ns = sent.find(recvs[k]);
+      if (!ns)
+        known = false;
+      else if (*ns == kUntimed)
+        untimed = true;
+      else
+        last_sent = std::max(last_sent, *ns);
+    }
+    if (!known && !untimed && !at_end) {
+      std::copy(recvs, recvs + pc.count, completion_recvs_.begin() + kept_recvs);  // never forward
+      pc.first = kept_recvs;
+      kept_recvs += pc.count;
+      completions_[kept++] = pc;
+      continue;
+    }
+    for (uint32_t k = 0; k < pc.count; ++k) sent.erase(recvs[k]);
+    if (!known || untimed) {
+      ++ctx_.stats.completion_untimed;
+      continue;
+    }
+    const uint64_t from = std::max(pc.entry_ns, last_sent);
+    const uint64_t after = pc.exit_ns > from ? pc.exit_ns - from : 0;
+    const uint64_t own = std::min(after, pc.own_ns);
+    ctx_.stats.tracer_time_ns += own;
+    if (after - own == 0) continue;
+    chain_.pending_calc_ns += after - own;
+    ++ctx_.stats.completion_calls;
+    ctx_.stats.completion_ns += after - own;
+  }
+  completions_.resize(kept);
+  completion_recvs_.resize(kept_recvs);
+}
+
+void RankBuilder::count_collective_completion(const Event& e, uint64_t peers_entry_ns) {
+  const uint64_t from = std::max(e.t_start_ns, peers_entry_ns);
+  uint64_t after = e.t_end_ns > from ? e.t_end_ns - from : 0;
+  const uint64_t own = std::min(after, tracer_build_ns(e));
+  ctx_.stats.tracer_time_ns += own;
+  after -= own;
+  // collective_overhead_ns stands for part of the same work and was charged at the call's start.
+  const auto charged = static_cast<uint64_t>(std::llround(std::max(0.0, ctx_.options.collective_overhead_ns)));
+  if (after <= charged) return;
+  chain_.pending_calc_ns += after - charged;
+  ++ctx_.stats.completion_calls;
+  ctx_.stats.completion_ns += after - charged;
+}
+
+uint64_t RankBuilder::tracer_build_ns(const Event& e) const {
+  return tracer_time_ ? tracer_time_->record_ns[static_cast<uint8_t>(e.call)] : 0;
 }
 
 }  // namespace llamp::schedgen

@@ -29,6 +29,9 @@ class RankBuilder {
                      int32_t tag, std::vector<uint64_t>& op_vertices, uint64_t call_index);
   // After the last event: final computation, receives still open.
   void end_of_stream();
+  // Options::completion_time for a blocking collective `e` of this rank (after on_collective): the
+  // time it spent after `peers_entry_ns`, the latest entry of the other members, is computation.
+  void count_collective_completion(const trace::Event& e, uint64_t peers_entry_ns);
 
   uint32_t rank() const { return rank_; }
   // Number of the next collective on `comm` this rank calls (0, 1, 2, ...).
@@ -164,6 +167,16 @@ class RankBuilder {
   void free_requests(const trace::Event& e);
   void lose_record(uint32_t rec);
 
+  // Options::completion_time: a blocking call that completed the receives `recvs` (vertices);
+  // its time after the last of their messages was sent counts as computation once the trace has
+  // given those send times (resolve_completions).
+  void note_completion(const trace::Event& e, const std::vector<uint64_t>& recvs);
+  // Adds the time of every noted completion of the current thread whose send times are known to
+  // the next computation; `at_end`: the rest count as unresolved.
+  void resolve_completions(bool at_end);
+  // The tracer's sampled time for building `e`'s event (--tracer-time), inside its stamps.
+  uint64_t tracer_build_ns(const trace::Event& e) const;
+
   void handle_send(const trace::Event& e, uint64_t call_index);
   void handle_recv(const trace::Event& e, uint64_t call_index);
   void handle_sendrecv(const trace::Event& e, uint64_t call_index);
@@ -253,6 +266,18 @@ class RankBuilder {
   uint64_t post_seq_ = 0, op_seq_ = 0;
   std::unordered_map<uint64_t, uint64_t> coll_seq_;
   std::vector<uint64_t> scratch_, lag_scratch_;
+
+  // Options::completion_time.
+  uint64_t event_end_ns_ = 0;  // the end of the event being handled: when its sends left
+  struct PendingCompletion {
+    uint32_t thread = 0;
+    uint64_t entry_ns = 0, exit_ns = 0, own_ns = 0;  // own_ns: the tracer's, inside the stamps
+    uint32_t first = 0, count = 0;                   // its receive vertices in completion_recvs_
+  };
+  std::vector<PendingCompletion> completions_;
+  std::vector<uint64_t> completion_recvs_;
+  std::vector<uint32_t> done_records_;  // complete()'s scratch
+  std::vector<uint64_t> done_vertices_;
 };
 
 }  // namespace llamp::schedgen

@@ -65,6 +65,9 @@ class Pass {
     stalled_.assign(n_, false);
     persistent_.resize(n_);
     if (opts.allow_truncated && !td.truncated_ranks().empty()) burst_ns_ = 0;
+    // Time inside completion calls needs the send times of a call's messages by this rank's next
+    // call: no rank may run ahead of the others.
+    if (opts.completion_time) burst_ns_ = 0;
   }
 
   void run();
@@ -84,6 +87,7 @@ class Pass {
   bool track_persistent(uint32_t r, const Event& e);
   bool arrive(uint32_t r, const Event& e, uint64_t call_index);
   void expand(uint64_t comm, Instance& inst);
+  uint64_t started_by(uint32_t r, const Event& e) const;
   [[noreturn]] void report_stalled();
 
   trace::TraceDir& td_;
@@ -257,16 +261,35 @@ void Pass::expand(uint64_t comm, Instance& inst) {
   std::unordered_map<uint64_t, std::vector<uint64_t>> sends;
   std::vector<std::vector<uint64_t>> vertices(p);
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> recvs(p);  // (peer, op) per member
+  const bool blocking = trace::call_family(inst.events[0].call) == trace::Family::collective;
+  // Options::completion_time: sends made after a receive of the collective (a later round), and
+  // the members that receive one of them or a message above S, whose arrival the trace cannot time
+  // (a rendezvous receive's data moves after its handshake).
+  std::unordered_map<uint64_t, std::vector<bool>> forwarded;
+  std::vector<bool> untimed(p, false);
+  std::vector<std::vector<bool>> is_exit(p);  // per member and operation: one of its last
   for (uint32_t i = 0; i < p; ++i) {
     build_schedule(algo, spec, i, schedule_);
     builders_[inst.members[i]].on_collective(inst.events[i], schedule_, inst.members, tag, vertices[i],
                                              inst.call_index[i]);
+    if (opts_.completion_time) {
+      is_exit[i].assign(schedule_.ops.size(), false);
+      for (uint32_t k : schedule_.exits()) is_exit[i][k] = true;
+    }
     for (uint32_t k = 0; k < schedule_.ops.size(); ++k) {
       const CollOp& op = schedule_.ops[k];
-      if (op.is_send)
+      if (op.is_send) {
         sends[(uint64_t{i} << 32) | op.peer].push_back(vertices[i][k]);
-      else
+        if (opts_.completion_time) {
+          // Sent after one of the collective's receives: when, the trace does not say.
+          bool after_recv = false;
+          for (uint32_t d : schedule_.deps_of(k)) after_recv = after_recv || !schedule_.ops[d].is_send;
+          forwarded[(uint64_t{i} << 32) | op.peer].push_back(after_recv);
+        }
+      } else {
         recvs[i].emplace_back(op.peer, k);
+        if (opts_.completion_time && op.bytes > opts_.rendezvous_above_bytes) untimed[i] = true;
+      }
     }
   }
   std::unordered_map<uint64_t, size_t> used;
@@ -281,16 +304,44 @@ void Pass::expand(uint64_t comm, Instance& inst) {
             fmt::format("internal error: {} algorithm '{}' has rank {} receive more messages from rank {} than "
                         "it sends",
                         coll_kind_name(spec.kind), algorithm_name(algo), i, peer));
+      if (opts_.completion_time && forwarded[key][pos]) untimed[i] = true;
       ctx_.sink.message(static_cast<uint32_t>(inst.members[peer]), list[pos++], static_cast<uint32_t>(inst.members[i]),
                         vertices[i][k]);
       ++messages;
+      // A nonblocking collective's first-round message leaves during the call that started it on
+      // its sender. Only its last operations are what a completion call waits for.
+      if (opts_.completion_time && !blocking && is_exit[i][k])
+        set_sent_time(ctx_.sent_times[static_cast<uint32_t>(inst.members[i])], vertices[i][k],
+                      untimed[i] ? kUntimed : started_by(static_cast<uint32_t>(inst.members[peer]), inst.events[peer]));
     }
   for (auto& [key, list] : sends)
     if (used[key] != list.size())
       throw Error(fmt::format("internal error: {} algorithm '{}' leaves sends of rank {} to rank {} unreceived",
                               coll_kind_name(spec.kind), algorithm_name(algo), key >> 32, key & 0xffffffffu));
+  // A blocking collective: each member's time after the last other member entered.
+  if (opts_.completion_time && blocking && p > 1)
+    for (uint32_t i = 0; i < p; ++i) {
+      if (untimed[i]) {
+        ++stats_.completion_untimed;
+        continue;
+      }
+      uint64_t peers_entry = 0;
+      for (uint32_t j = 0; j < p; ++j)
+        if (j != i) peers_entry = std::max(peers_entry, inst.events[j].t_start_ns);
+      builders_[inst.members[i]].count_collective_completion(inst.events[i], peers_entry);
+    }
   ++stats_.collectives;
   stats_.collective_messages += messages;
+}
+
+// When member `r`'s call that started the nonblocking collective `e` ended. A persistent
+// collective's event is a copy made at its MPI_Start/MPI_Startall's entry (track_persistent); the
+// start itself is still at the back of the rank's persistent queue while its collectives are read.
+uint64_t Pass::started_by(uint32_t r, const Event& e) const {
+  const std::deque<Event>& q = persistent_[r].queue;
+  if (!q.empty() && trace::call_family(q.back().call) == trace::Family::start && q.back().t_start_ns == e.t_start_ns)
+    return q.back().t_end_ns;
+  return e.t_end_ns;
 }
 
 void Pass::report_stalled() {

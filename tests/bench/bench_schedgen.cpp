@@ -117,12 +117,16 @@ void report(benchmark::State& state, const llamp::schedgen::Stats& st) {
   state.counters["maxrss_MiB"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
 }
 
+// Arg: 1 with the time inside completion calls (Options::completion_time: every rank's events in
+// start-time order and a send time per message), 0 without.
 void BM_SchedgenCountOnly(benchmark::State& state) {
   std::string dir = bench_trace();
+  llamp::schedgen::Options opts;
+  opts.completion_time = state.range(0) != 0;
   llamp::schedgen::Stats st;
   for (auto _ : state) {
     NullSink sink;
-    st = llamp::schedgen::generate(dir, sink, {});
+    st = llamp::schedgen::generate(dir, sink, opts);
   }
   report(state, st);
 }
@@ -153,7 +157,7 @@ void BM_ReadTraceOnly(benchmark::State& state) {
 }
 
 BENCHMARK(BM_ReadTraceOnly)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
-BENCHMARK(BM_SchedgenCountOnly)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+BENCHMARK(BM_SchedgenCountOnly)->Arg(0)->Arg(1)->Arg(0)->Arg(1)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_SchedgenToBinaryGraph)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 
 }  // namespace

@@ -67,6 +67,17 @@ struct Options {
   // UINT64_MAX (the default, no S given): every handshake starts when its request arrives
   // (LogGOPSim's assumption). --async-progress turns this off too.
   uint64_t rendezvous_above_bytes = UINT64_MAX;
+  // The time a blocking completion call (MPI_Wait*, MPI_Recv, MPI_Sendrecv's receive, a blocking
+  // collective) spent after the last message it completes had been sent is the rank's CPU:
+  // MPICH's progress pass, completing the requests, copying eager data out, a collective's
+  // schedule; 1-3 us per MPI_Waitall in the bundled apps on cold caches, where the graph charges
+  // that CPU nothing (a receive's o overlaps the computation before the wait). On: that time,
+  // exit - max(entry, latest send), counts as computation after the call, the send times taken
+  // from the trace (the sender's call end; a nonblocking collective's peers' start ends; a
+  // blocking collective's peers' entries, less collective_overhead_ns). Ranks must share a clock
+  // (one node, or synchronised clocks); a message the trace shows sent after the call ended adds
+  // nothing. docs/schedgen.md, "Time inside completion calls".
+  bool completion_time = false;
 };
 
 // One send or receive without a partner, as named in errors.
@@ -97,6 +108,9 @@ struct Stats {
   uint64_t initiation_ns = 0;              // the time inside them (all ranks)
   uint64_t failed_poll_calls = 0;          // polls that found nothing, whose time counts as computation
   uint64_t failed_poll_ns = 0;             // the time inside them (all ranks)
+  uint64_t completion_calls = 0;           // completion_time: blocking calls with time after their messages
+  uint64_t completion_ns = 0;              // that time (all ranks)
+  uint64_t completion_untimed = 0;         // ... calls whose messages' send times the trace did not give
   uint64_t collective_overhead_calls = 0;  // blocking collective calls charged collective_overhead_ns (per rank)
   uint64_t probe_overhead_calls = 0;       // blocking probes charged probe_overhead_ns
   uint64_t progress_gated_ops = 0;         // nonblocking collectives' operations that wait for the next MPI call
