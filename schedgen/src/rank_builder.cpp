@@ -1109,10 +1109,10 @@ void RankBuilder::end_of_stream() {
 // out 0.3-1.5 % below its own traced run, by about the time inside the short blocking calls of its
 // critical rank (docs/schedgen.md, "Time inside completion calls"). With
 // Options::completion_time the part of the call after the last of its messages was sent counts
-// as computation after the call. The send times come from the other ranks' events, which (events
-// are read in start-time order) are all read by the time this rank's next call is, apart from a
-// rank held at a collective; a completion whose send times are not all known yet waits for a
-// later call.
+// as computation after the call. The send times come from the other ranks' events: while a
+// completion waits for them, the driver reads this rank in start-time order (awaits_send_times),
+// so they are all read by the time its next call is, apart from a rank held at a collective; a
+// completion whose send times are not all known yet waits for a later call.
 
 void RankBuilder::note_completion(const Event& e, const std::vector<uint64_t>& recvs) {
   if (recvs.empty() || e.t_end_ns <= e.t_start_ns) {

@@ -34,6 +34,8 @@ class RankBuilder {
   void count_collective_completion(const trace::Event& e, uint64_t peers_entry_ns);
 
   uint32_t rank() const { return rank_; }
+  // Options::completion_time: a completion call of this rank waits for its messages' send times.
+  bool awaits_send_times() const { return !completions_.empty(); }
   // Number of the next collective on `comm` this rank calls (0, 1, 2, ...).
   uint64_t next_collective_seq(uint64_t comm) { return coll_seq_[comm]++; }
 
