@@ -107,8 +107,8 @@ void run(const CliArgs& a) {
                static_cast<double>(st.failed_poll_ns) / 1e6);
   if (st.completion_calls || st.completion_untimed)
     fmt::print(
-        "  {} blocking completion call(s): {:.3f} ms inside them after their last message was sent counted as "
-        "computation; {} call(s) whose send times the trace did not give\n",
+        "  {} blocking completion call(s) timed: {:.3f} ms inside them after their last message was sent counted "
+        "as computation; {} call(s) whose send times the trace did not give\n",
         st.completion_calls, static_cast<double>(st.completion_ns) / 1e6, st.completion_untimed);
   if (st.tracer_time_ns)
     fmt::print("  {:.3f} ms of the tracer's own time (sampled, tracer-cost-*.json) taken off the computation\n",

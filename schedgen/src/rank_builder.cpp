@@ -1159,9 +1159,8 @@ void RankBuilder::resolve_completions(bool at_end) {
     const uint64_t after = pc.exit_ns > from ? pc.exit_ns - from : 0;
     const uint64_t own = std::min(after, pc.own_ns);
     ctx_.stats.tracer_time_ns += own;
-    if (after - own == 0) continue;
-    chain_.pending_calc_ns += after - own;
     ++ctx_.stats.completion_calls;
+    chain_.pending_calc_ns += after - own;
     ctx_.stats.completion_ns += after - own;
   }
   completions_.resize(kept);
@@ -1176,9 +1175,9 @@ void RankBuilder::count_collective_completion(const Event& e, uint64_t peers_ent
   after -= own;
   // collective_overhead_ns stands for part of the same work and was charged at the call's start.
   const auto charged = static_cast<uint64_t>(std::llround(std::max(0.0, ctx_.options.collective_overhead_ns)));
+  ++ctx_.stats.completion_calls;
   if (after <= charged) return;
   chain_.pending_calc_ns += after - charged;
-  ++ctx_.stats.completion_calls;
   ctx_.stats.completion_ns += after - charged;
 }
 

@@ -206,9 +206,10 @@ TEST_P(SchedgenApps, TracedRunGivesCompleteGraph) {
   EXPECT_NO_THROW(graph::topological_order(rg));
   if (c.app == "halo3d") EXPECT_GT(rst.rendezvous_gated_recvs, 0u);  // its 512-byte faces
 
-  // Time inside completion calls on a real trace (docs/schedgen.md): the ranks' clocks agree well
-  // enough that blocking calls have time after their messages were sent, the graph keeps every
-  // message and no cycle, and the computation it adds is what the statistics count.
+  // Time inside completion calls on a real trace (docs/schedgen.md): the graph keeps every message
+  // and no cycle, the computation it adds is what the statistics count, and every app but hello
+  // has blocking completion calls it times (which ones is fixed by the app, not by the run's
+  // timing: receives below S, a collective's first round).
   Options timed = opts;
   timed.completion_time = true;
   Stats tst;

@@ -108,7 +108,7 @@ struct Stats {
   uint64_t initiation_ns = 0;              // the time inside them (all ranks)
   uint64_t failed_poll_calls = 0;          // polls that found nothing, whose time counts as computation
   uint64_t failed_poll_ns = 0;             // the time inside them (all ranks)
-  uint64_t completion_calls = 0;           // completion_time: blocking calls with time after their messages
+  uint64_t completion_calls = 0;           // completion_time: blocking calls timed (time after their messages)
   uint64_t completion_ns = 0;              // that time (all ranks)
   uint64_t completion_untimed = 0;         // ... calls whose messages' send times the trace did not give
   uint64_t collective_overhead_calls = 0;  // blocking collective calls charged collective_overhead_ns (per rank)
