@@ -176,7 +176,7 @@ uint64_t RankBuilder::time_inside(const Event& e) {
   if (e.t_end_ns <= e.t_start_ns) return 0;
   uint64_t d = e.t_end_ns - e.t_start_ns;
   if (tracer_time_) {
-    const uint64_t own = std::min<uint64_t>(d, tracer_time_->record_ns[static_cast<uint8_t>(e.call)]);
+    const uint64_t own = std::min(d, tracer_build_ns(e));
     d -= own;  // the tracer building the event after the MPI library returned
     ctx_.stats.tracer_time_ns += own;
   }
@@ -763,12 +763,7 @@ void RankBuilder::handle_recv(const Event& e, uint64_t call_index) {
       receive_completed(e, e.peer, e.tag, e.bytes, st, probed ? chain_.probe_loop_calc : c, call_index);
   Ref r = ref_of(rec);
   if (r != kNone) wait_for(r, probed ? chain_.probe_lag_ns : 0);
-  if (ctx_.options.completion_time && !probed) {
-    if (records_[rec].state == RecvRecord::State::Created)
-      note_completion(e, {records_[rec].vertex});
-    else
-      ++ctx_.stats.completion_untimed;
-  }
+  if (ctx_.options.completion_time && !probed) note_blocking_receive(e, rec);
   if (probed) chain_.pending_req.push_back(c);
   if (chain_.after_blocking_probe) charge_probe_overhead();
 }
@@ -785,12 +780,7 @@ void RankBuilder::handle_sendrecv(const Event& e, uint64_t call_index) {
     const trace::Completion* st = e.completions.empty() ? nullptr : &e.completions[0];
     const uint32_t rec = receive_completed(e, e.peer2, e.tag2, e.bytes2, st, c, call_index);
     r = ref_of(rec);
-    if (ctx_.options.completion_time) {
-      if (records_[rec].state == RecvRecord::State::Created)
-        note_completion(e, {records_[rec].vertex});
-      else
-        ++ctx_.stats.completion_untimed;
-    }
+    if (ctx_.options.completion_time) note_blocking_receive(e, rec);
   }
   for (Ref x : {s, r})
     if (x != kNone) {
@@ -1123,6 +1113,13 @@ void RankBuilder::note_completion(const Event& e, const std::vector<uint64_t>& r
                                            static_cast<uint32_t>(completion_recvs_.size()),
                                            static_cast<uint32_t>(recvs.size())});
   completion_recvs_.insert(completion_recvs_.end(), recvs.begin(), recvs.end());
+}
+
+void RankBuilder::note_blocking_receive(const Event& e, uint32_t rec) {
+  if (records_[rec].state == RecvRecord::State::Created)
+    note_completion(e, {records_[rec].vertex});
+  else
+    ++ctx_.stats.completion_untimed;  // left out, or behind an earlier wildcard receive
 }
 
 void RankBuilder::resolve_completions(bool at_end) {

@@ -173,8 +173,10 @@ class RankBuilder {
   // its time after the last of their messages was sent counts as computation once the trace has
   // given those send times (resolve_completions).
   void note_completion(const trace::Event& e, const std::vector<uint64_t>& recvs);
+  // note_completion for the receive record `rec` of a blocking MPI_Recv/MPI_Sendrecv.
+  void note_blocking_receive(const trace::Event& e, uint32_t rec);
   // Adds the time of every noted completion of the current thread whose send times are known to
-  // the next computation; `at_end`: the rest count as unresolved.
+  // the next computation; `at_end`: the rest count as untimed.
   void resolve_completions(bool at_end);
   // The tracer's sampled time for building `e`'s event (--tracer-time), inside its stamps.
   uint64_t tracer_build_ns(const trace::Event& e) const;

@@ -117,8 +117,8 @@ void report(benchmark::State& state, const llamp::schedgen::Stats& st) {
   state.counters["maxrss_MiB"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
 }
 
-// Arg: 1 with the time inside completion calls (Options::completion_time: every rank's events in
-// start-time order and a send time per message), 0 without.
+// Arg: 1 with the time inside completion calls (Options::completion_time: a send time per message,
+// and a rank read in start-time order while one of its completion calls waits for them), 0 without.
 void BM_SchedgenCountOnly(benchmark::State& state) {
   std::string dir = bench_trace();
   llamp::schedgen::Options opts;
