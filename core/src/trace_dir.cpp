@@ -53,7 +53,9 @@ void write_tracer_cost(const std::string& dir, uint32_t rank, const TracerCost& 
                   {"rank", rank},
                   {"samples", cost.samples},
                   {"encode_ns", cost.encode_ns},
-                  {"record_ns", record}};
+                  {"record_ns", record},
+                  {"blocks_written_during_run", cost.blocks_written_during_run},
+                  {"write_cpu_ns_during_run", cost.write_cpu_ns_during_run}};
   write_json_atomically((fs::path(dir) / tracer_cost_file_name(rank)).string(), j, "the tracer's cost");
 }
 
@@ -68,6 +70,8 @@ std::optional<TracerCost> read_tracer_cost(const std::string& dir, uint32_t rank
     c.samples = j.at("samples").get<uint64_t>();
     c.encode_ns = j.at("encode_ns").get<double>();
     for (const auto& [call, ns] : j.at("record_ns").items()) c.record_ns[call] = ns.get<double>();
+    c.blocks_written_during_run = j.value("blocks_written_during_run", uint64_t{0});
+    c.write_cpu_ns_during_run = j.value("write_cpu_ns_during_run", uint64_t{0});
     if (c.encode_ns < 0) throw Error(fmt::format("{}: negative encode_ns", path));
     return c;
   } catch (const json::exception& e) {

@@ -182,6 +182,8 @@ TEST(TraceDir, TracerCostRoundTripAbsentAndMalformed) {
   c.samples = 64;
   c.encode_ns = 17.5;
   c.record_ns["MPI_Isend"] = 31.0;
+  c.blocks_written_during_run = 7;
+  c.write_cpu_ns_during_run = 2800000;
   write_tracer_cost(dir.string(), 3, c);
   EXPECT_TRUE(std::filesystem::exists(dir / "tracer-cost-00003.json"));
   const auto back = read_tracer_cost(dir.string(), 3);
@@ -189,6 +191,17 @@ TEST(TraceDir, TracerCostRoundTripAbsentAndMalformed) {
   EXPECT_EQ(back->samples, 64u);
   EXPECT_DOUBLE_EQ(back->encode_ns, 17.5);
   EXPECT_DOUBLE_EQ(back->record_ns.at("MPI_Isend"), 31.0);
+  EXPECT_EQ(back->blocks_written_during_run, 7u);
+  EXPECT_EQ(back->write_cpu_ns_during_run, 2800000u);
+  {
+    // A file from before the writer's figures: they read as 0.
+    std::ofstream old(dir / "tracer-cost-00002.json");
+    old << R"({"format": "llamp-tracer-cost", "rank": 2, "samples": 3, "encode_ns": 20.0, "record_ns": {}})";
+  }
+  const auto old = read_tracer_cost(dir.string(), 2);
+  ASSERT_TRUE(old.has_value());
+  EXPECT_EQ(old->blocks_written_during_run, 0u);
+  EXPECT_EQ(old->write_cpu_ns_during_run, 0u);
   {
     std::ofstream bad(dir / "tracer-cost-00001.json");
     bad << "{\"format\": \"llamp-tracer-cost\", \"samples\": 3}";

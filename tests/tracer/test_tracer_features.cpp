@@ -408,3 +408,73 @@ TEST(TracerOwnTime, EveryRankWritesItsSampledCost) {
     EXPECT_GT(cost->record_ns.at("MPI_Isend"), 0.0);
   }
 }
+
+namespace {
+// Per rank: how many events of each call its trace holds, and the writer's work during the run.
+struct FlushRun {
+  std::vector<std::map<Call, size_t>> calls;
+  std::vector<trace::TracerCost> cost;
+};
+FlushRun trace_halo_with(const std::string& name, std::map<std::string, std::string> env) {
+  const std::string work = scratch_dir(name);
+  env["LLAMP_TRACE_DIR"] = work + "/trace";
+  RunResult r = run_mpi(2, LLAMP_APP_HALO2D, "800 32 8 5", env, work);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  FlushRun run;
+  trace::TraceDir dir = trace::TraceDir::open(work + "/trace");
+  EXPECT_TRUE(dir.truncated_ranks().empty());
+  for (uint32_t rank = 0; rank < dir.ranks.size(); ++rank) {
+    auto& counts = run.calls.emplace_back();
+    while (const Event* e = dir.ranks[rank].next()) ++counts[e->call];
+    const auto cost = trace::read_tracer_cost(work + "/trace", rank);
+    EXPECT_TRUE(cost.has_value()) << "rank " << rank;
+    run.cost.push_back(cost.value_or(trace::TracerCost{}));
+  }
+  return run;
+}
+}  // namespace
+
+// Compressing and writing blocks takes the rank's core while the application runs, time its
+// trace cannot show; by default full chunks wait in the buffer until it is three quarters full or
+// the trace closes. ~8000 events per rank: ~160 KiB encoded, under the default 4 MiB.
+TEST(TracerFlush, ATraceThatFitsTheBufferIsWrittenOnlyAtFinalize) {
+  const FlushRun deferred = trace_halo_with("flush-default", {});
+  ASSERT_EQ(deferred.cost.size(), 2u);
+  for (const auto& cost : deferred.cost) {
+    EXPECT_EQ(cost.blocks_written_during_run, 0u);
+    EXPECT_EQ(cost.write_cpu_ns_during_run, 0u);
+  }
+  // Each chunk at once (a crash loses at most one chunk): the writer works during the run, and
+  // tracer-cost says how much; the trace holds the same events.
+  const FlushRun eager = trace_halo_with("flush-every-chunk", {{"LLAMP_TRACE_FLUSH", "every-chunk"}});
+  ASSERT_EQ(eager.cost.size(), 2u);
+  for (const auto& cost : eager.cost) {
+    EXPECT_GE(cost.blocks_written_during_run, 2u) << "64 KiB chunks of a ~160 KiB trace";
+    EXPECT_GT(cost.write_cpu_ns_during_run, 0u);
+  }
+  EXPECT_EQ(eager.calls, deferred.calls);
+}
+
+// A trace larger than the buffer is written while the run goes on: memory stays bounded, and no
+// event is lost. 64 KiB: four 16 KiB chunks for ~160 KiB of events per rank.
+TEST(TracerFlush, ATraceLargerThanTheBufferIsWrittenDuringTheRunWithNothingLost) {
+  const FlushRun small = trace_halo_with("flush-small-buffer", {{"LLAMP_TRACE_BUFFER", "64KiB"}});
+  const FlushRun large = trace_halo_with("flush-large-buffer", {});
+  ASSERT_EQ(small.cost.size(), 2u);
+  for (const auto& cost : small.cost) EXPECT_GE(cost.blocks_written_during_run, 5u);
+  EXPECT_EQ(small.calls, large.calls);
+}
+
+TEST(TracerFlush, AnUnknownPolicyRunsTheAppUntracedWithOneMessage) {
+  const std::string work = scratch_dir("flush-bad");
+  const std::string counts = work + "/counts";
+  fs::create_directories(counts);
+  RunResult r = run_mpi(
+      2, LLAMP_APP_HELLO, "",
+      {{"LLAMP_TRACE_DIR", work + "/trace"}, {"LLAMP_TRACE_FLUSH", "sometimes"}, {"LLAMP_APP_COUNTS_DIR", counts}},
+      work);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(occurrences(r.output, "llamptrace:"), 1u) << r.output;
+  EXPECT_NE(r.output.find("LLAMP_TRACE_FLUSH=sometimes"), std::string::npos) << r.output;
+  for (int rank = 0; rank < 2; ++rank) EXPECT_EQ(count_of(read_app_counts(counts, rank), "MPI_Finalize"), 1);
+}

@@ -1,12 +1,21 @@
 #include "chunk_writer.hpp"
 
 #include <cstdio>
+#include <ctime>
 
 namespace llamp::tracer {
 
+namespace {
+uint64_t thread_cpu_ns() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000u + static_cast<uint64_t>(t.tv_nsec);
+}
+}  // namespace
+
 ChunkWriter::ChunkWriter(std::unique_ptr<trace::TraceFileWriter> file, uint32_t rank, size_t chunk_bytes,
-                         size_t max_chunks)
-    : file_(std::move(file)), rank_(rank), chunk_bytes_(chunk_bytes), max_chunks_(max_chunks) {
+                         size_t max_chunks, Flush flush)
+    : file_(std::move(file)), rank_(rank), chunk_bytes_(chunk_bytes), max_chunks_(max_chunks), flush_(flush) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -21,7 +30,8 @@ void ChunkWriter::submit(Chunk* full) {
   }
   if (full->count > 0 || full->oversized) {
     queue_.push_back(full);
-    work_ready_.notify_one();
+    if (full->oversized) ++oversized_queued_;
+    if (must_write()) work_ready_.notify_one();
   } else {
     free_.push_back(full);
   }
@@ -47,7 +57,16 @@ Chunk* ChunkWriter::exchange(Chunk* full) {
   free_.pop_back();
   c->used = 0;
   c->count = 0;
+  if (must_write()) work_ready_.notify_one();  // the buffer just crossed three quarters in use
   return c;
+}
+
+bool ChunkWriter::must_write() const {
+  if (queue_.empty()) return false;
+  if (stopping_ || flush_ == Flush::kEveryChunk || oversized_queued_ > 0) return true;
+  // Chunks a thread can still get without waiting: the free ones and those not allocated yet.
+  const size_t available = free_.size() + (max_chunks_ - all_.size());
+  return available <= max_chunks_ / 4;
 }
 
 Chunk* ChunkWriter::oversized(size_t bytes) {
@@ -61,14 +80,21 @@ Chunk* ChunkWriter::oversized(size_t bytes) {
 void ChunkWriter::run() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    work_ready_.wait(lock, [this] { return !queue_.empty() || stopping_; });
+    work_ready_.wait(lock, [this] { return must_write() || (stopping_ && queue_.empty()); });
     if (queue_.empty()) return;
     Chunk* c = queue_.front();
     queue_.pop_front();
+    if (c->oversized) --oversized_queued_;
+    const bool during_run = !stopping_;
     lock.unlock();
     if (!write_failed_ && c->count > 0) {
       try {
+        const uint64_t cpu_start = during_run ? thread_cpu_ns() : 0;
         file_->write_block(c->thread, c->base_ns, c->count, {c->data.get(), c->used});
+        if (during_run) {
+          ++during_run_.blocks;
+          during_run_.cpu_ns += thread_cpu_ns() - cpu_start;
+        }
       } catch (const std::exception& e) {
         // Keep the application running; this rank's trace ends at its last good block.
         std::fprintf(stderr, "llamptrace: rank %u: %s; the trace of this rank stops here\n", rank_, e.what());

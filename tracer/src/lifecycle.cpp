@@ -128,7 +128,11 @@ void shutdown(bool complete) {
   if (runtime().writer) runtime().writer->close(complete);
   if (complete && runtime().writer) {
     try {
-      trace::write_tracer_cost(runtime().dir, static_cast<uint32_t>(runtime().world_rank), tracer_cost());
+      trace::TracerCost cost = tracer_cost();
+      const WriterActivity writes = runtime().writer->during_run();
+      cost.blocks_written_during_run = writes.blocks;
+      cost.write_cpu_ns_during_run = writes.cpu_ns;
+      trace::write_tracer_cost(runtime().dir, static_cast<uint32_t>(runtime().world_rank), cost);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "llamp-trace: rank %d: %s (the trace itself is complete)\n", runtime().world_rank, e.what());
     }
@@ -172,6 +176,11 @@ void open_trace(const InitArgs& a, uint64_t t0, uint64_t t1, trace::Call call) {
   } catch (const std::exception& e) {
     error = e.what();
   }
+  Flush flush = Flush::kWhenFull;
+  if (const std::string f = env("LLAMP_TRACE_FLUSH"); f == "every-chunk")
+    flush = Flush::kEveryChunk;
+  else if (!f.empty() && f != "when-full" && error.empty())
+    error = "LLAMP_TRACE_FLUSH=" + f + " is neither when-full nor every-chunk";
 
   std::string dir;
   if (rank == 0) {
@@ -239,7 +248,7 @@ void open_trace(const InitArgs& a, uint64_t t0, uint64_t t1, trace::Call call) {
   const size_t chunk = std::min<size_t>(kMaxChunkBytes, buffer_bytes / 4);
   rt.dir = dir;
   rt.writer = std::make_unique<ChunkWriter>(std::move(file), static_cast<uint32_t>(rank), chunk,
-                                            std::max<size_t>(4, buffer_bytes / chunk));
+                                            std::max<size_t>(4, buffer_bytes / chunk), flush);
   std::atexit(on_exit_without_finalize);
   g_initialized.store(true);
   g_tracing.store(true);

@@ -35,6 +35,10 @@ struct TracerCost {
   // Per call: building its event, from the MPI library's return to the end stamp, so inside the
   // call's duration.
   std::map<std::string, double, std::less<>> record_ns;
+  // The trace writer's work while the application ran (before MPI_Finalize): blocks compressed and
+  // written, and its thread's CPU time for them, which the rank's core lost (0 in older files).
+  uint64_t blocks_written_during_run = 0;
+  uint64_t write_cpu_ns_during_run = 0;
 };
 std::string tracer_cost_file_name(uint32_t rank);
 void write_tracer_cost(const std::string& dir, uint32_t rank, const TracerCost& cost);
