@@ -152,6 +152,21 @@ def _throughput_paragraph(result):
             + " (docs/campaign.md, \"Machine noise\").", ""]
 
 
+def _tracer_writes_sentence(writes):
+    """What the tracer's writer took from the ranks' cores during the traced runs, if recorded."""
+    if not writes:
+        return ""
+    busy = [w for w in writes if w["blocks"] > 0]
+    if not busy:
+        return (f" The tracer wrote no block during any of the {len(writes)} traced runs (each rank's trace "
+                f"fit its buffer and was written at MPI_Finalize; LLAMP_TRACE_FLUSH, docs/tracer.md).")
+    worst = max(busy, key=lambda w: w["cpu_ns"])
+    return (f" The tracer's writer compressed blocks during {len(busy)} of the {len(writes)} traced runs (at most "
+            f"{worst['blocks']} blocks and {worst['cpu_ns'] / 1e6:.2f} ms of one rank's CPU, trace-{worst['trace']}): "
+            f"time the rank's core lost that its graph counts as the application's computation (a larger "
+            f"LLAMP_TRACE_BUFFER keeps the trace in memory until MPI_Finalize; docs/tracer.md).")
+
+
 def _traced_runs(campaign):
     """trace.done.json: the kept trace's runtime, every traced runtime and which one was kept
     (a given --trace has none; a campaign from before --trace-runs has one runtime only)."""
@@ -160,6 +175,26 @@ def _traced_runs(campaign):
         return {}
     with open(path) as f:
         return json.load(f)
+
+
+def _tracer_writes(campaign, traced):
+    """Per traced run K (trace-K/tracer-cost-*.json): the most blocks and writer CPU ns any rank's
+    trace writer spent before MPI_Finalize, time no stamp shows (docs/tracer.md, "When blocks are
+    written"); runs whose files predate those figures are left out."""
+    writes = []
+    for k in range(1, traced + 1):
+        costs = []
+        for path in sorted(glob.glob(os.path.join(campaign.path(f"trace-{k}"), "tracer-cost-*.json"))):
+            try:
+                with open(path) as f:
+                    costs.append(json.load(f))
+            except (OSError, json.JSONDecodeError):
+                continue
+        costs = [c for c in costs if "write_cpu_ns_during_run" in c]
+        if costs:
+            writes.append({"trace": k, "blocks": max(c["blocks_written_during_run"] for c in costs),
+                           "cpu_ns": max(c["write_cpu_ns_during_run"] for c in costs)})
+    return writes
 
 
 def _traces_added(campaign, traced):
@@ -277,6 +312,7 @@ def build(campaign):
     result["trace_floor_target_pct"] = campaign.trace_floor_target_pct or None
     result["max_trace_runs"] = campaign.max_trace_runs
     result["traces_added"] = _traces_added(campaign, len(traced.get("traced_runtimes_ns", [])))
+    result["tracer_writes"] = _tracer_writes(campaign, len(traced.get("traced_runtimes_ns", [])))
     result["trace_dir"] = prepare.trace_location(campaign) if traced else None
     result["traces_interleaved"] = bool(traced.get("interleaved"))
     result["schedgen_args"] = _graph_arguments(campaign)
@@ -678,7 +714,8 @@ def markdown(campaign, result):
             kept += (f" Their spread (CV {100 * result['traced_runtime_cv']:.2f} %) is noise the prediction "
                      + ("inherits, reduced by averaging over the traced runs." if result.get("per_trace_prediction")
                         else "inherits through the kept run's computation times."))
-        lines += [f"Traced run: {_s(result['traced_runtime_ns'])} s{overhead}.{kept}", ""]
+        lines += [f"Traced run: {_s(result['traced_runtime_ns'])} s{overhead}.{kept}"
+                  + _tracer_writes_sentence(result.get("tracer_writes", [])), ""]
     noisy = bool(result.get("with_noise"))
     lines += ["| ΔL | runs ok / attempts | measured mean [s] | std [s] | CV | predicted [s] | error | "
               + ("with noise [s] | error | " if noisy else "") + "λ_L | ρ_L |",

@@ -231,6 +231,34 @@ class ReportTest(unittest.TestCase):
             self.assertEqual(r["threaded_ranks_on_one_core"], noted, launcher)
             self.assertEqual("threads shared that core" in report.markdown(c, r), noted, launcher)
 
+    def test_tracer_writes_during_the_traced_runs_are_reported(self):
+        c = hand_made_campaign(self)
+
+        def traced_run(k, per_rank):
+            trace = c.path(f"trace-{k}")
+            os.makedirs(trace)
+            for rank, cost in enumerate(per_rank):
+                with open(os.path.join(trace, f"tracer-cost-{rank:05d}.json"), "w") as f:
+                    json.dump(dict({"format": "llamp-tracer-cost", "rank": rank, "samples": 5, "encode_ns": 30.0,
+                                    "record_ns": {}}, **cost), f)
+
+        traced_run(1, [{"blocks_written_during_run": 0, "write_cpu_ns_during_run": 0}] * 2)
+        traced_run(2, [{"blocks_written_during_run": 3, "write_cpu_ns_during_run": 1200000},
+                       {"blocks_written_during_run": 5, "write_cpu_ns_during_run": 2500000}])
+        traced_run(3, [{}, {}])  # files from before the writer's figures: left out
+        with open(c.path("trace.done.json"), "w") as f:
+            json.dump({"trace_dir": c.path("trace-1"), "kept_trace": 1, "traced_runtime_ns": 1.0e9,
+                       "traced_runtimes_ns": [1.0e9, 1.01e9, 1.02e9]}, f)
+        r = report.build(c)
+        self.assertEqual(r["tracer_writes"], [{"trace": 1, "blocks": 0, "cpu_ns": 0},
+                                              {"trace": 2, "blocks": 5, "cpu_ns": 2500000}])
+        text = report.markdown(c, r)
+        self.assertIn("compressed blocks during 1 of the 2 traced runs (at most 5 blocks and 2.50 ms of one "
+                      "rank's CPU, trace-2)", text)
+        self.assertIn("wrote no block during any of the 1 traced runs",
+                      report._tracer_writes_sentence(r["tracer_writes"][:1]))
+        self.assertEqual(report._tracer_writes_sentence([]), "")
+
     def test_long_critical_latency_list_is_summarised(self):
         many = [1000.0 * k for k in range(1, 101)]  # ΔL 1..100 µs: an app with many waits
         text = report._critical_list(many)
