@@ -126,7 +126,8 @@ bool fill_neighbor(trace::Event& e, Call blocking, const CollArgs& a, const Comm
 const CommInfo* fill_collective(trace::Event& e, Call c, const CollArgs& a) {
   const CommInfo* ci = comm_info(a.comm);
   e.comm = ci->id;
-  if (fill_neighbor(e, blocking_of(c), a, *ci)) return ci;
+  const Call blocking = blocking_of(c);  // once: a table lookup and a switch, on every collective
+  if (fill_neighbor(e, blocking, a, *ci)) return ci;
   if (ci->inter) e.flags |= trace::kFlagIntercomm;
   const bool in_place = a.sendbuf == MPI_IN_PLACE || a.recvbuf == MPI_IN_PLACE;
   if (in_place) e.flags |= trace::kFlagInPlace;
@@ -144,7 +145,7 @@ const CommInfo* fill_collective(trace::Event& e, Call c, const CollArgs& a) {
   const size_t n = ci->peers();
   const uint64_t send_block = bytes_of(a.sendcount, a.sendtype);
   const uint64_t recv_block = bytes_of(a.recvcount, a.recvtype);
-  switch (blocking_of(c)) {
+  switch (blocking) {
     case Call::Barrier:
       break;
     case Call::Bcast:
