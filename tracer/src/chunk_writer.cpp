@@ -1,6 +1,7 @@
 #include "chunk_writer.hpp"
 
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 
 namespace llamp::tracer {
@@ -16,6 +17,18 @@ uint64_t thread_cpu_ns() {
 ChunkWriter::ChunkWriter(std::unique_ptr<trace::TraceFileWriter> file, uint32_t rank, size_t chunk_bytes,
                          size_t max_chunks, Flush flush)
     : file_(std::move(file)), rank_(rank), chunk_bytes_(chunk_bytes), max_chunks_(max_chunks), flush_(flush) {
+  if (flush_ == Flush::kWhenFull) {
+    // Chunks wait in memory now, so a run uses up to the whole buffer; allocating and touching it
+    // here, inside MPI_Init, keeps its page faults out of the application's run.
+    for (size_t i = 0; i < max_chunks_; ++i) {
+      auto c = std::make_unique<Chunk>();
+      c->data.reset(new uint8_t[chunk_bytes_]);
+      std::memset(c->data.get(), 0, chunk_bytes_);
+      c->capacity = chunk_bytes_;
+      free_.push_back(c.get());
+      all_.push_back(std::move(c));
+    }
+  }
   thread_ = std::thread([this] { run(); });
 }
 
