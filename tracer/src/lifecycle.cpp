@@ -245,6 +245,7 @@ void open_trace(const InitArgs& a, uint64_t t0, uint64_t t1, trace::Call call) {
   }
   PMPI_Comm_free(&comm);
 
+  check_builtin_type_sizes();
   const size_t chunk = std::min<size_t>(kMaxChunkBytes, buffer_bytes / 4);
   rt.dir = dir;
   rt.writer = std::make_unique<ChunkWriter>(std::move(file), static_cast<uint32_t>(rank), chunk,

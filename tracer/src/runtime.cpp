@@ -252,7 +252,28 @@ void shared_request_done(uint64_t key, uint64_t id) {
     }
 }
 
-uint64_t bytes_of(MPI_Count count, MPI_Datatype type) {
+bool g_builtin_type_sizes = false;
+
+void check_builtin_type_sizes() {
+  if constexpr (std::is_integral_v<MPI_Datatype>) {
+    // The predefined types an application passes most, and some of every size.
+    const MPI_Datatype types[] = {MPI_CHAR,   MPI_SIGNED_CHAR,      MPI_UNSIGNED_CHAR, MPI_BYTE,      MPI_SHORT,
+                                  MPI_INT,    MPI_UNSIGNED,         MPI_LONG,          MPI_LONG_LONG, MPI_FLOAT,
+                                  MPI_DOUBLE, MPI_LONG_DOUBLE,      MPI_INT8_T,        MPI_INT32_T,   MPI_UINT64_T,
+                                  MPI_C_BOOL, MPI_C_DOUBLE_COMPLEX, MPI_AINT,          MPI_COUNT,     MPI_PACKED};
+    size_t builtin = 0;
+    for (MPI_Datatype t : types) {
+      const auto handle = static_cast<uint32_t>(t);
+      if ((handle >> 30) != 1u) continue;  // not a built-in handle here: bytes_of asks MPI
+      MPI_Count size = -1;
+      if (PMPI_Type_size_x(t, &size) != MPI_SUCCESS || size != static_cast<MPI_Count>((handle >> 8) & 0xffu)) return;
+      ++builtin;
+    }
+    g_builtin_type_sizes = builtin > 0;
+  }
+}
+
+uint64_t bytes_of_slow(MPI_Count count, MPI_Datatype type) {
   if (count <= 0 || type == MPI_DATATYPE_NULL) return 0;
   MPI_Count size = 0;
   if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size < 0) return 0;
