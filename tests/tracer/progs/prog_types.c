@@ -3,7 +3,6 @@
  * handle (1-32 bytes), predefined pair types MPICH keeps elsewhere, and derived types. Rank 0
  * prints "type-sizes: s1 s2 ..." (MPI_Type_size of each, in send order) for the test to compare
  * with the bytes the trace records. */
-#include <complex.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
