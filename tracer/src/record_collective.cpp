@@ -64,11 +64,9 @@ Call blocking_of(Call c) {
 
 template <typename Count>
 void per_rank_of(std::vector<uint64_t>& out, const Count* counts, MPI_Datatype type, size_t n) {
-  MPI_Count size = 0;
-  if (type != MPI_DATATYPE_NULL) PMPI_Type_size_x(type, &size);
+  const uint64_t size = bytes_of(1, type);
   out.resize(n);
-  for (size_t i = 0; i < n; ++i)
-    out[i] = counts[i] > 0 ? static_cast<uint64_t>(counts[i]) * static_cast<uint64_t>(size) : 0;
+  for (size_t i = 0; i < n; ++i) out[i] = counts[i] > 0 ? static_cast<uint64_t>(counts[i]) * size : 0;
 }
 
 // Bytes per rank from a count array: the int one, or the large-count variant's.

@@ -264,9 +264,10 @@ void check_builtin_type_sizes() {
     size_t builtin = 0;
     for (MPI_Datatype t : types) {
       const auto handle = static_cast<uint32_t>(t);
-      if ((handle >> 30) != 1u) continue;  // not a built-in handle here: bytes_of asks MPI
+      if (!is_builtin_handle(handle)) continue;  // not a built-in handle here: bytes_of asks MPI
       MPI_Count size = -1;
-      if (PMPI_Type_size_x(t, &size) != MPI_SUCCESS || size != static_cast<MPI_Count>((handle >> 8) & 0xffu)) return;
+      if (PMPI_Type_size_x(t, &size) != MPI_SUCCESS || size != static_cast<MPI_Count>(builtin_type_size(handle)))
+        return;
       ++builtin;
     }
     g_builtin_type_sizes = builtin > 0;

@@ -120,8 +120,12 @@ enum RequestBits : uint64_t {
   kReqBitsMask = 31
 };
 uint64_t add_request(MPI_Request r, const void* comm_info, uint64_t bits);
-// MPICH's built-in (pre-completed, shared) request handles have kind 1 in bits 30-31.
-inline bool is_builtin_request(MPI_Request r) { return (static_cast<unsigned>(r) >> 30) == 1u; }
+// MPICH's built-in handles (predefined datatypes, the pre-completed shared requests) have kind 1 in
+// bits 30-31.
+inline bool is_builtin_handle(uint32_t handle) { return (handle >> 30) == 1u; }
+inline bool is_builtin_request(MPI_Request r) { return is_builtin_handle(static_cast<uint32_t>(r)); }
+// The size in bytes MPICH writes into a built-in datatype's handle (bits 8-15).
+inline uint64_t builtin_type_size(uint32_t handle) { return (handle >> 8) & 0xffu; }
 // The bits a request completed inside its call needs: MPICH hands such requests its shared built-in
 // handle (an operation over one rank, MPI_PROC_NULL), so they go through the per-handle FIFO.
 inline uint64_t shared_handle_bits(MPI_Request r) { return is_builtin_request(r) ? uint64_t{kReqSharedHandle} : 0; }
@@ -140,8 +144,8 @@ uint64_t bytes_of_slow(MPI_Count count, MPI_Datatype type);
 inline uint64_t bytes_of(MPI_Count count, MPI_Datatype type) {
   if constexpr (std::is_integral_v<MPI_Datatype>) {
     const auto handle = static_cast<uint32_t>(type);
-    if (g_builtin_type_sizes && (handle >> 30) == 1u)
-      return count > 0 ? static_cast<uint64_t>(count) * ((handle >> 8) & 0xffu) : 0;
+    if (g_builtin_type_sizes && is_builtin_handle(handle))
+      return count > 0 ? static_cast<uint64_t>(count) * builtin_type_size(handle) : 0;
   }
   return bytes_of_slow(count, type);
 }
