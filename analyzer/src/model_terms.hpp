@@ -107,9 +107,9 @@ struct Terms : Overheads {
     if constexpr (Noisy) {
       if (noise->noticed_by_poll(v)) return t;
       if constexpr (Uniform)
-        return noise->notice(g.rank_of(v), t, since);
+        return noise->notice(v, g.rank_of(v), t, since);
       else
-        return noise->notice(rank[v], t, since);
+        return noise->notice(v, rank[v], t, since);
     }
     (void)v;
     (void)since;

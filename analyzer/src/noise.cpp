@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <random>
 #include <thread>
 
@@ -26,6 +27,25 @@ NoiseTimeline::NoiseTimeline(const std::vector<NoiseRecording>& recordings, uint
     offset += static_cast<double>(r.duration_ns);
   }
   cycle_ = offset;
+  // Resume cost per lane: the mean over the recordings that timed it, at every spin any of them used.
+  resume_.resize(lanes);
+  for (size_t l = 0; l < lanes; ++l) {
+    std::vector<const ResumeCost*> costs;
+    std::vector<double> spins;
+    for (const NoiseRecording& r : recordings)
+      if (const auto& c = r.ranks[l % r.ranks.size()].resume) {
+        costs.push_back(&*c);
+        for (auto [spin, mean] : c->after_ns) spins.push_back(static_cast<double>(spin));
+      }
+    std::sort(spins.begin(), spins.end());
+    spins.erase(std::unique(spins.begin(), spins.end()), spins.end());
+    for (double w : spins) {
+      double sum = 0;
+      for (const ResumeCost* c : costs) sum += c->extra_ns(w);
+      resume_[l].emplace_back(w, sum / static_cast<double>(costs.size()));
+    }
+    has_resume_ = has_resume_ || !costs.empty();
+  }
   size_t most = 1;
   for (const auto& b : begin_) most = std::max(most, b.size());
   const size_t buckets = std::min<size_t>(2 * most + 1, size_t{1} << 24);
@@ -52,6 +72,16 @@ double NoiseTimeline::notice(uint32_t rank, double t, double since, double phase
   if (i == e.size() || begin_[l][i] > u) return t;  // no detour at t
   // It began u − begin before t; it counts if the rank was waiting then, i.e. not before `since`.
   return u - begin_[l][i] <= t - since ? t + (e[i] - u) : t;
+}
+
+double NoiseTimeline::resume_extra(uint32_t lane, double w) const {
+  const std::vector<std::pair<double, double>>& p = resume_[lane];
+  if (p.empty() || w <= 0) return 0.0;
+  const auto above = std::lower_bound(p.begin(), p.end(), w, [](const auto& q, double x) { return q.first < x; });
+  if (above == p.end()) return p.back().second;
+  if (above == p.begin()) return above->second;
+  const auto below = std::prev(above);
+  return below->second + (above->second - below->second) * (w - below->first) / (above->first - below->first);
 }
 
 double NoiseTimeline::fraction(uint32_t lane) const {
@@ -87,6 +117,17 @@ std::vector<NoisePoint> predict_with_noise(Engine& e, const NoiseTimeline& timel
   for (unsigned i = 1; i < threads; ++i) twins.push_back(e.twin());
 
   const std::vector<uint8_t> polled = polled_receives(e.graph());
+  // With a resume cost: each wait's length at the traced latency, without noise (the traced
+  // computation holds the resume cost of those waits already; NoiseShift::resume).
+  std::vector<float> base_waits;
+  if (timeline.has_resume()) {
+    base_waits.assign(e.graph().num_vertices(), 0.0f);
+    model_at(e.base_xL());
+    NoiseShift base{&timeline, 0, polled.empty() ? nullptr : &polled};
+    base.quiet = true;
+    base.waits_out = base_waits.data();
+    e.evaluate_noisy(e.base_xL(), e.base_xG(), base);
+  }
   std::vector<NoisePoint> points;
   std::vector<double> T(options.samples);
   for (double x : xs) {
@@ -96,7 +137,8 @@ std::vector<NoisePoint> predict_with_noise(Engine& e, const NoiseTimeline& timel
     auto sample = [&](Engine& engine, unsigned first) {
       for (unsigned k = first; k < options.samples; k += threads)
         T[k] = engine.evaluate_noisy(x, engine.base_xG(),
-                                     NoiseShift{&timeline, phases[k], polled.empty() ? nullptr : &polled});
+                                     NoiseShift{&timeline, phases[k], polled.empty() ? nullptr : &polled,
+                                                base_waits.empty() ? nullptr : base_waits.data()});
     };
     std::vector<std::thread> workers;
     for (unsigned i = 1; i < threads; ++i) workers.emplace_back(sample, std::ref(twins[i - 1]), i);
@@ -124,7 +166,15 @@ std::vector<NoisePoint> predict_with_noise(Engine& e, const NoiseTimeline& timel
 nlohmann::json noise_json(const std::vector<NoisePoint>& points, const NoiseTimeline& timeline,
                           const NoiseOptions& options) {
   nlohmann::json lanes = nlohmann::json::array();
-  for (uint32_t l = 0; l < timeline.lanes(); ++l) lanes.push_back({{"lane", l}, {"fraction", timeline.fraction(l)}});
+  for (uint32_t l = 0; l < timeline.lanes(); ++l) {
+    nlohmann::json lane = {{"lane", l}, {"fraction", timeline.fraction(l)}};
+    if (!timeline.resume_points(l).empty()) {
+      nlohmann::json resume = nlohmann::json::array();
+      for (auto [w, extra] : timeline.resume_points(l)) resume.push_back({w, extra});
+      lane["resume_extra_ns"] = resume;
+    }
+    lanes.push_back(std::move(lane));
+  }
   nlohmann::json list = nlohmann::json::array();
   for (const NoisePoint& p : points)
     list.push_back({{"L_ns", p.x},

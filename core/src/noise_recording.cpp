@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
 
 #include "json_document.hpp"
@@ -40,6 +41,31 @@ ThroughputSlices parse_throughput(const nlohmann::json& j, const std::string& wh
   if (!(t.slow_fraction >= 0 && t.slow_fraction <= 1))
     throw Error(fmt::format("{}: \"slow_fraction\" must lie in [0, 1], got {}", where, t.slow_fraction));
   return t;
+}
+
+ResumeCost parse_resume(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) throw Error(fmt::format("{}: expected an object", where));
+  ResumeCost r;
+  r.reps = whole(j, "reps", where);
+  if (r.reps == 0) throw Error(fmt::format("{}: \"reps\" must be positive", where));
+  if (!j.contains("after_ns") || !j["after_ns"].is_array() || j["after_ns"].empty())
+    throw Error(fmt::format("{}: \"after_ns\" must be a non-empty array of [spin_ns, mean_ns]", where));
+  const auto& list = j["after_ns"];
+  for (size_t i = 0; i < list.size(); ++i) {
+    const auto& p = list[i];
+    if (!p.is_array() || p.size() != 2 || !p[0].is_number_unsigned() || !p[1].is_number_unsigned())
+      throw Error(
+          fmt::format("{}: after_ns[{}]: expected [spin_ns, mean_ns] (whole numbers), got {}", where, i, p.dump()));
+    const uint64_t spin = p[0].get<uint64_t>(), mean = p[1].get<uint64_t>();
+    if (i == 0 && spin != 0)
+      throw Error(
+          fmt::format("{}: after_ns[0] is after a spin of {} ns; the first must be the hot block (0)", where, spin));
+    if (i > 0 && spin <= r.after_ns.back().first)
+      throw Error(fmt::format("{}: after_ns[{}]: spin {} ns is not above the previous one ({} ns)", where, i, spin,
+                              r.after_ns.back().first));
+    r.after_ns.emplace_back(spin, mean);
+  }
+  return r;
 }
 
 RankNoise parse_rank(const nlohmann::json& j, const NoiseRecording& rec, size_t index, const std::string& name) {
@@ -80,6 +106,7 @@ RankNoise parse_rank(const nlohmann::json& j, const NoiseRecording& rec, size_t 
     free_from = start + length;
   }
   if (j.contains("throughput")) r.throughput = parse_throughput(j["throughput"], where + ": throughput");
+  if (j.contains("resume")) r.resume = parse_resume(j["resume"], where + ": resume");
   return r;
 }
 
@@ -123,6 +150,11 @@ nlohmann::json to_json(const NoiseRecording& r) {
                             {"median_ns", t->median_ns},
                             {"mean_ns", t->mean_ns},
                             {"slow_fraction", t->slow_fraction}};
+    if (const auto& c = n.resume) {
+      nlohmann::json after = nlohmann::json::array();
+      for (auto [spin, mean] : c->after_ns) after.push_back({spin, mean});
+      rank["resume"] = {{"reps", c->reps}, {"after_ns", after}};
+    }
     ranks.push_back(std::move(rank));
   }
   nlohmann::json j = {
@@ -145,6 +177,25 @@ ThroughputSlices summarize_slices(std::vector<uint64_t> slice_ns) {
                                      [](uint64_t v, double bound) { return static_cast<double>(v) < bound; });
   t.slow_fraction = static_cast<double>(slice_ns.end() - fast) / static_cast<double>(slice_ns.size());
   return t;
+}
+
+double ResumeCost::extra_ns(double w) const {
+  if (after_ns.empty() || w <= 0) return 0.0;
+  const double hot = static_cast<double>(after_ns.front().second);
+  auto above =
+      std::find_if(after_ns.begin(), after_ns.end(), [w](const auto& p) { return static_cast<double>(p.first) >= w; });
+  double mean;
+  if (above == after_ns.end()) {
+    mean = static_cast<double>(after_ns.back().second);
+  } else if (above == after_ns.begin()) {
+    mean = hot;
+  } else {
+    const auto below = std::prev(above);
+    const double x0 = static_cast<double>(below->first), x1 = static_cast<double>(above->first);
+    const double y0 = static_cast<double>(below->second), y1 = static_cast<double>(above->second);
+    mean = y0 + (y1 - y0) * (w - x0) / (x1 - x0);
+  }
+  return std::max(0.0, mean - hot);
 }
 
 double noise_fraction(const RankNoise& r, uint64_t duration_ns) {

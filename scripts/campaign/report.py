@@ -99,6 +99,9 @@ def _with_noise(campaign, pred, rows):
             row["relative_error_noise"] = (row["mean_ns"] - row["predicted_noise_ns"]) / row["mean_ns"]
     result = {"files": [os.path.basename(f) for f in noise.get("files", [])], "samples": noise["samples"],
               "lane_fractions": [lane["fraction"] for lane in noise["lanes"]]}
+    resume = [_interpolate(lane["resume_extra_ns"], 100000.0) for lane in noise["lanes"] if "resume_extra_ns" in lane]
+    if resume:
+        result["resume_extra_at_100us_ns"] = resume
     measured_rows = [r for r in rows if "mean_ns" in r and "predicted_noise_ns" in r]
     if measured_rows and len(measured_rows) == len([r for r in rows if "mean_ns" in r]):
         measured = [r["mean_ns"] for r in measured_rows]
@@ -528,6 +531,16 @@ def _core_probe_paragraph(result, probes):
     return text
 
 
+def _interpolate(points, x):
+    """Piecewise-linear y(x) through [[x, y], ...] (ascending x), held beyond the ends."""
+    if x <= points[0][0]:
+        return points[0][1]
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        if x <= x1:
+            return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    return points[-1][1]
+
+
 def _noise_paragraph(result):
     n = result.get("with_noise")
     if not n or "rrmse" not in n:
@@ -540,8 +553,17 @@ def _noise_paragraph(result):
             f"{slope}). {len(n['files'])} llamp-noise recordings ({', '.join(n['files'])}; spinning CPUs lost {spread} "
             f"of their time to detours) replayed by `llamp analyze --noise` ({n['samples']} phases, "
             f"analysis-noise.json): every wait for another rank ends only after a detour that began during it and covers its end "
-            f"(docs/analyzer.md, 'Machine noise'). The model above has no noise; the difference is what the machine "
-            f"takes away from ranks that wait.", ""]
+            f"(docs/analyzer.md, 'Machine noise'){_resume_sentence(n)}. The model above has no noise; the difference "
+            f"is what the machine takes away from ranks that wait.", ""]
+
+
+def _resume_sentence(n):
+    extra = n.get("resume_extra_at_100us_ns")
+    if not extra:
+        return ""
+    spread = (f"{min(extra):.0f}–{max(extra):.0f} ns" if len(extra) > 1 else f"{extra[0]:.0f} ns")
+    return (f", and is followed by the CPU's resume cost after a wait that long, less that of the same wait at the "
+            f"traced latency (the recordings' block of MPI calls ran {spread} longer after a 100 µs spin than hot)")
 
 
 def _prediction_paragraph(result):

@@ -31,6 +31,19 @@ NoiseRecording recording(uint64_t duration, std::vector<std::vector<std::pair<ui
   return r;
 }
 
+// A resume cost of w / 10 up to a spin of 10 µs (after 100 ns hot, 1100 ns after 10 µs).
+ResumeCost tenth() {
+  ResumeCost c;
+  c.reps = 10;
+  c.after_ns = {{0, 100}, {10000, 1100}};
+  return c;
+}
+
+NoiseRecording with_resume(NoiseRecording r, const ResumeCost& c) {
+  for (RankNoise& n : r.ranks) n.resume = c;
+  return r;
+}
+
 LogGP params(double L, double o, uint64_t S = UINT64_MAX) {
   LogGP p;
   p.L_ns = L;
@@ -130,6 +143,71 @@ TEST(NoiseRecording, ErrorsNameTheFileRankAndDetour) {
             "rec.json: ranks[0]: throughput: required key \"mean_ns\" is missing");
 }
 
+// The resume cost: the block's mean time after each spin, its extra time over the hot block
+// interpolated between the spins and held beyond the last, never negative.
+TEST(NoiseRecording, ResumeCostRoundTripsAndInterpolates) {
+  ResumeCost c;
+  c.reps = 200;
+  c.after_ns = {{0, 800}, {100, 900}, {1000, 2800}, {3000, 700}};
+  EXPECT_DOUBLE_EQ(c.extra_ns(-5), 0);
+  EXPECT_DOUBLE_EQ(c.extra_ns(0), 0);
+  EXPECT_DOUBLE_EQ(c.extra_ns(50), 50);
+  EXPECT_DOUBLE_EQ(c.extra_ns(100), 100);
+  EXPECT_DOUBLE_EQ(c.extra_ns(550), 1050);
+  EXPECT_DOUBLE_EQ(c.extra_ns(1000), 2000);
+  EXPECT_DOUBLE_EQ(c.extra_ns(3000), 0);  // a mean below the hot block's: no extra time
+  EXPECT_DOUBLE_EQ(c.extra_ns(1e9), 0);   // held beyond the last spin
+  NoiseRecording r = recording(5000, {{}, {}});
+  r.ranks[1].resume = c;
+  const NoiseRecording back = parse_noise_recording(to_json(r).dump(), "rec.json");
+  EXPECT_FALSE(back.ranks[0].resume.has_value());
+  ASSERT_TRUE(back.ranks[1].resume.has_value());
+  EXPECT_EQ(back.ranks[1].resume->reps, 200u);
+  EXPECT_EQ(back.ranks[1].resume->after_ns, c.after_ns);
+}
+
+TEST(NoiseRecording, ResumeCostErrorsNameTheRankAndPoint) {
+  auto error_of = [](const std::string& resume) {
+    const std::string text = R"({"format":"llamp-noise","version":1,"duration_ns":1000,"threshold_ns":10,)"
+                             R"("ranks":[{"rank":0,"detours":[],"resume":)" +
+                             resume + "}]}";
+    try {
+      parse_noise_recording(text, "rec.json");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(error_of(R"({"reps":5,"after_ns":[[0,10],[100,20]]})"), "(no error)");
+  EXPECT_EQ(error_of(R"({"reps":5,"after_ns":[[10,10],[100,20]]})"),
+            "rec.json: ranks[0]: resume: after_ns[0] is after a spin of 10 ns; the first must be the hot block (0)");
+  EXPECT_EQ(error_of(R"({"reps":5,"after_ns":[[0,10],[100,20],[100,30]]})"),
+            "rec.json: ranks[0]: resume: after_ns[2]: spin 100 ns is not above the previous one (100 ns)");
+  EXPECT_EQ(error_of(R"({"reps":0,"after_ns":[[0,10]]})"), "rec.json: ranks[0]: resume: \"reps\" must be positive");
+  EXPECT_EQ(error_of(R"({"reps":5,"after_ns":[[0,-1]]})"),
+            "rec.json: ranks[0]: resume: after_ns[0]: expected [spin_ns, mean_ns] (whole numbers), got [0,-1]");
+  EXPECT_EQ(error_of(R"({"reps":5})"),
+            "rec.json: ranks[0]: resume: \"after_ns\" must be a non-empty array of [spin_ns, mean_ns]");
+}
+
+// A lane's resume cost is the mean over the recordings that timed one, at every spin any used.
+TEST(NoiseTimeline, ResumeCostIsTheMeanOverTheRecordingsThatHaveOne) {
+  ResumeCost a, b;
+  a.reps = b.reps = 10;
+  a.after_ns = {{0, 100}, {1000, 300}};             // extra 200 at 1 µs
+  b.after_ns = {{0, 50}, {500, 150}, {1000, 450}};  // extra 100 at 0.5 µs, 400 at 1 µs
+  const NoiseTimeline t(
+      {with_resume(recording(1000, {{}}), a), recording(1000, {{}}), with_resume(recording(1000, {{}}), b)}, 1);
+  ASSERT_TRUE(t.has_resume());
+  const std::vector<std::pair<double, double>> expected = {{0, 0}, {500, 100}, {1000, 300}};
+  EXPECT_EQ(t.resume_points(0), expected);  // at 500: (100 + 100) / 2; at 1000: (200 + 400) / 2
+  EXPECT_DOUBLE_EQ(t.resume_extra(0, 250), 50);
+  EXPECT_DOUBLE_EQ(t.resume_extra(0, 750), 200);
+  EXPECT_DOUBLE_EQ(t.resume_extra(0, 5000), 300);
+  EXPECT_DOUBLE_EQ(t.resume_extra(0, 0), 0);
+  EXPECT_FALSE(NoiseTimeline({recording(1000, {{}})}, 1).has_resume());
+}
+
 TEST(NoiseTimeline, NoticeMovesToTheEndOfTheCoveringDetour) {
   const NoiseTimeline t({recording(1000, {{{100, 50}}, {{700, 100}}})}, 2);
   EXPECT_EQ(t.lanes(), 2u);
@@ -192,6 +270,34 @@ TEST(NoisyEngine, WaitsEndAfterTheDetourCoveringTheirEnd) {
   EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&before, 0}), 2400);
   const NoiseTimeline during({recording(100000, {{{150, 2250}}, {}})}, 2);
   EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&during, 0}), 2500);
+}
+
+// A rank that waited w comes back slower by the resume cost after a spin of w (here w / 10),
+// less that of the same wait at the traced latency, which the traced computation holds already.
+// L = 1000, o = 100: rank 1 waits 1100 for the message (posted at 0), rank 0 2200 for the answer
+// (from the end of its send at 100), T = 2400 without the cost.
+TEST(NoisyEngine, AWaitIsFollowedByTheResumeCostOfItsLength) {
+  graph::Graph g = round_trip(0);
+  Engine e(g, homogeneous_model(params(1000, 100)));
+  const NoiseTimeline t({with_resume(recording(100000, {{}, {}}), tenth())}, 2);
+  // All of it: rank 1 resumes at 1100 + 110, answers 1310..1410, the answer arrives at 2410; rank
+  // 0 waited 2310 and resumes at 2410 + 231, T = 2641 + 100.
+  EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&t, 0}), 2741);
+  // What a longer wait adds: nothing at the traced latency; at L = 2000 rank 1 waits 2100 (+100
+  // over 1100), answers 2300..2400, the answer arrives at 4400, rank 0 waited 4300 (+210).
+  NoiseOptions o;
+  o.samples = 1;
+  const auto points = predict_with_noise(e, t, {1000, 2000}, o, [&](double x) { return e.at_L(x).T; });
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_DOUBLE_EQ(points[0].T_model, 2400);
+  EXPECT_DOUBLE_EQ(points[0].T_median, 2400);
+  EXPECT_DOUBLE_EQ(points[1].T_model, 4400);
+  EXPECT_DOUBLE_EQ(points[1].T_median, 4400 + 100 + 210);
+  // Its lanes report the cost they replayed.
+  const nlohmann::json j = noise_json(points, t, o);
+  EXPECT_EQ(j["lanes"][1]["resume_extra_ns"], nlohmann::json::parse("[[0.0, 0.0], [10000.0, 1000.0]]"));
+  EXPECT_FALSE(
+      noise_json(points, NoiseTimeline({recording(1000, {{}})}, 1), o)["lanes"][0].contains("resume_extra_ns"));
 }
 
 // Computation is not stretched (the traced computation times hold the traced run's detours), and

@@ -16,7 +16,7 @@ using llamp::test::temp_file;
 TEST(NoiseRun, TwoRanksWriteARecordingTheAnalyzerReads) {
   const std::string out = temp_file("llamp-noise");
   ASSERT_EQ(run(std::string(LLAMP_TEST_MPIEXEC) + " -n 2 " + LLAMP_TEST_NOISE +
-                " --duration 300ms --throughput-duration 200ms -o " + out),
+                " --duration 300ms --throughput-duration 200ms --resume-reps 20 -o " + out),
             0);
   const llamp::NoiseRecording r = llamp::read_noise_recording(out);  // sorted, inside, no overlap
   EXPECT_EQ(r.duration_ns, 300000000u);
@@ -34,21 +34,32 @@ TEST(NoiseRun, TwoRanksWriteARecordingTheAnalyzerReads) {
     EXPECT_LE(rank.throughput->base_ns, rank.throughput->median_ns);
     EXPECT_GE(rank.throughput->slow_fraction, 0.0);
     EXPECT_LE(rank.throughput->slow_fraction, 1.0);
+    // and its resume cost: the block hot, then after spins of 3 µs to 1 ms (the reader checked the
+    // order), each a mean of 20 positive times.
+    ASSERT_TRUE(rank.resume.has_value());
+    EXPECT_EQ(rank.resume->reps, 20u);
+    ASSERT_EQ(rank.resume->after_ns.size(), 7u);
+    EXPECT_EQ(rank.resume->after_ns.back().first, 1000000u);
+    for (auto [spin, mean] : rank.resume->after_ns) EXPECT_GT(mean, 0u) << spin;
   }
   EXPECT_EQ(r.throughput_duration_ns, 200000000u);
   EXPECT_NE(r.method.find("CLOCK_MONOTONIC"), std::string::npos);
   EXPECT_NE(r.method.find("10th percentile"), std::string::npos);
+  EXPECT_NE(r.method.find("resume.after_ns"), std::string::npos);
   fs::remove(out);
 }
 
-TEST(NoiseRun, ThroughputSlicesCanBeLeftOut) {
+TEST(NoiseRun, ThroughputSlicesAndResumeCostCanBeLeftOut) {
   const std::string out = temp_file("llamp-noise-nothroughput");
   ASSERT_EQ(run(std::string(LLAMP_TEST_MPIEXEC) + " -n 2 " + LLAMP_TEST_NOISE +
-                " --duration 100ms --throughput-duration 0s -o " + out),
+                " --duration 100ms --throughput-duration 0s --resume-reps 0 -o " + out),
             0);
   const llamp::NoiseRecording r = llamp::read_noise_recording(out);
   EXPECT_EQ(r.throughput_duration_ns, 0u);
-  for (const auto& rank : r.ranks) EXPECT_FALSE(rank.throughput.has_value());
+  for (const auto& rank : r.ranks) {
+    EXPECT_FALSE(rank.throughput.has_value());
+    EXPECT_FALSE(rank.resume.has_value());
+  }
   fs::remove(out);
 }
 

@@ -17,6 +17,13 @@
 // 22 a stencil pass ran 1.75x slower in about half of all 4 ms windows, on each vCPU on its own,
 // switching within tenths of a second, while a latency-bound FP chain stayed flat; app_cg's
 // runtime at ΔL = 0 varied 0.53-0.89 s with it.
+//
+// Last, after a barrier each time, every rank times a fixed block of MPI calls right after it spun
+// on the clock for each of several lengths, --resume-reps times each (0: not): the resume cost. A
+// CPU that waits comes back to caches other work emptied meanwhile, the more the longer it waited
+// (on the 2-vCPU Intel VM of stop 35, eight MPI calls took 0.82 µs hot, 1.37 µs on average after
+// a 100 µs spin and 4.2 µs after 1 ms; after a spin the host did not interrupt, 1.20 µs), so an
+// application's work after each injected latency costs more than in its trace.
 #include <mpi.h>
 #include <sched.h>
 #include <unistd.h>
@@ -114,6 +121,53 @@ std::vector<uint64_t> time_slices(uint64_t duration_ns) {
   return slices;
 }
 
+// The resume block: eight calls into MPICH that touch its collective, datatype and copy paths but
+// wait for nobody (MPI_COMM_SELF), as the work a rank does after a wait touches MPICH and its data.
+void resume_block(double* a, double* b) {
+  for (int i = 0; i < 2; ++i) {
+    MPI_Bcast(a, 32, MPI_DOUBLE, 0, MPI_COMM_SELF);
+    MPI_Allreduce(MPI_IN_PLACE, a, 32, MPI_DOUBLE, MPI_MAX, MPI_COMM_SELF);
+    MPI_Allgather(a, 32, MPI_DOUBLE, b, 32, MPI_DOUBLE, MPI_COMM_SELF);
+    MPI_Alltoall(a, 16, MPI_DOUBLE, b, 16, MPI_DOUBLE, MPI_COMM_SELF);
+  }
+}
+
+// Spin lengths of the resume cost: 0 (the block hot) and a log scale up to 1 ms, which holds
+// ΔL ≤ 100 µs and a rendezvous's three latencies with room.
+constexpr std::array<uint64_t, 7> kResumeSpinsNs = {0, 3'000, 10'000, 30'000, 100'000, 300'000, 1'000'000};
+
+// Mean block time after each spin length. Every repetition takes every length, in an order that
+// rotates, after a barrier (all ranks wait and resume together, as ranks waiting out ΔL do) and
+// one untimed block (the block is as hot as work right before a wait). The top 2 % of each
+// length's times are left out: a block a host stall hit is a detour (the recording's first part),
+// not a colder resume.
+std::array<uint64_t, kResumeSpinsNs.size()> time_resume(uint64_t reps) {
+  constexpr size_t kSpins = kResumeSpinsNs.size();
+  std::array<std::vector<uint64_t>, kSpins> times;
+  for (auto& t : times) t.reserve(reps);
+  double a[32] = {}, b[64] = {};
+  for (uint64_t rep = 0; rep < reps; ++rep)
+    for (size_t k = 0; k < kSpins; ++k) {
+      const size_t which = (k + rep) % kSpins;
+      MPI_Barrier(MPI_COMM_WORLD);
+      resume_block(a, b);
+      for (const uint64_t t0 = now_ns(); now_ns() - t0 < kResumeSpinsNs[which];) {
+      }
+      const uint64_t t0 = now_ns();
+      resume_block(a, b);
+      times[which].push_back(now_ns() - t0);
+    }
+  std::array<uint64_t, kSpins> means{};
+  for (size_t k = 0; k < kSpins; ++k) {
+    std::sort(times[k].begin(), times[k].end());
+    const size_t kept = std::max<size_t>(1, times[k].size() - times[k].size() / 50);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < kept; ++i) sum += times[k][i];
+    means[k] = sum / kept;
+  }
+  return means;
+}
+
 void print_summary(const llamp::NoiseRecording& rec) {
   using llamp::units::format_time_ns;
   for (const auto& r : rec.ranks) {
@@ -134,17 +188,28 @@ void print_summary(const llamp::NoiseRecording& rec) {
                    r.rank, static_cast<unsigned long long>(t->slices), format_time_ns(t->base_ns).c_str(),
                    format_time_ns(t->median_ns).c_str(), static_cast<double>(t->mean_ns) / t->base_ns,
                    100 * t->slow_fraction, llamp::kSlowSliceFactor);
+    if (const auto& c = r.resume) {
+      std::string list;
+      for (auto [spin, mean] : c->after_ns)
+        list += fmt::format("{}{} {}", list.empty() ? "" : ", ", format_time_ns(spin), format_time_ns(mean));
+      std::fprintf(stderr, "llamp-noise: rank %u resume (MPI block after a spin, mean of %llu): %s\n", r.rank,
+                   static_cast<unsigned long long>(c->reps), list.c_str());
+    }
   }
 }
 
 int run(int argc, char** argv, int rank, llamp::tools::ToolPhase& phase) {
   CLI::App app{"llamp-noise: record the detours the CPUs of an MPI job's ranks see while they spin"};
   std::string output = "-", duration = "2s", threshold = "1us", throughput_duration = "1s";
+  uint64_t resume_reps = 200;
   app.add_option("-o,--output", output, "recording to write ('-': stdout)");
   app.add_option("--duration", duration, "how long every rank spins (default 2s)");
   app.add_option("--threshold", threshold, "shortest gap between two clock reads that counts (default 1us)");
   app.add_option("--throughput-duration", throughput_duration,
                  "then how long every rank times slices of a throughput-bound kernel (default 1s; 0s: not)");
+  app.add_option("--resume-reps", resume_reps,
+                 "then how many times every rank times a block of MPI calls after each spin length (default 200; 0: "
+                 "not)");
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   try {
@@ -175,6 +240,11 @@ int run(int argc, char** argv, int rank, llamp::tools::ToolPhase& phase) {
   }
   std::vector<double> all_slices(rank == 0 ? 5 * size : 0);
   MPI_Gather(slices.data(), 5, MPI_DOUBLE, all_slices.data(), 5, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  std::array<uint64_t, kResumeSpinsNs.size()> resume{};
+  if (resume_reps) resume = time_resume(resume_reps);
+  std::vector<uint64_t> all_resume(rank == 0 ? resume.size() * size : 0);
+  MPI_Gather(resume.data(), static_cast<int>(resume.size()), MPI_UINT64_T, all_resume.data(),
+             static_cast<int>(resume.size()), MPI_UINT64_T, 0, MPI_COMM_WORLD);
 
   // Gather: counts, then the detours, the CPU, the dropped count and the host names.
   const int words = static_cast<int>(mine.flat.size());
@@ -212,6 +282,13 @@ int run(int argc, char** argv, int rank, llamp::tools::ToolPhase& phase) {
         "{} rows, L1-resident) for {} ns: throughput.base_ns is the 10th percentile of the slice times, "
         "slow_fraction the share of slices at least {}x base_ns",
         kPassesPerSlice, kKernelReach, kKernelRows, throughput_ns, llamp::kSlowSliceFactor);
+  if (resume_reps)
+    rec.method += fmt::format(
+        ". Then every rank timed a block of eight MPI calls on MPI_COMM_SELF (Bcast, Allreduce, Allgather, "
+        "Alltoall, twice) right after spinning for each length of resume.after_ns, {} times each in rotating order, "
+        "each after a barrier and one untimed block; resume.after_ns holds the mean of each length's times without "
+        "their top 2 %",
+        resume_reps);
   for (int r = 0; r < size; ++r) {
     llamp::RankNoise n;
     n.rank = static_cast<uint32_t>(r);
@@ -222,6 +299,13 @@ int run(int argc, char** argv, int rank, llamp::tools::ToolPhase& phase) {
     if (const double* t = &all_slices[5 * r]; t[0] > 0)
       n.throughput = llamp::ThroughputSlices{static_cast<uint64_t>(t[0]), static_cast<uint64_t>(t[1]),
                                              static_cast<uint64_t>(t[2]), static_cast<uint64_t>(t[3]), t[4]};
+    if (resume_reps) {
+      llamp::ResumeCost c;
+      c.reps = resume_reps;
+      for (size_t k = 0; k < kResumeSpinsNs.size(); ++k)
+        c.after_ns.emplace_back(kResumeSpinsNs[k], all_resume[resume.size() * r + k]);
+      n.resume = std::move(c);
+    }
     rec.ranks.push_back(std::move(n));
   }
   const std::string text = llamp::to_json(rec).dump() + "\n";

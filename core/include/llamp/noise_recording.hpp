@@ -9,12 +9,16 @@
 //    "ranks": [{"rank": 0, "host": "n1", "cpu": 0, "dropped": 0,
 //               "detours": [[start_ns, length_ns], ...],
 //               "throughput": {"slices": 7000, "base_ns": 120000, "median_ns": 131000,
-//                              "mean_ns": 160000, "slow_fraction": 0.31}}, ...]}
+//                              "mean_ns": 160000, "slow_fraction": 0.31},
+//               "resume": {"reps": 200, "after_ns": [[0, 820], [100000, 1370], ...]}}, ...]}
 //
 // start_ns counts from the rank's start of recording (right after a barrier); detours are sorted,
 // do not overlap and start inside [0, duration_ns). `throughput` (optional) times a fixed
 // throughput-bound kernel in slices after the spin: a CPU whose physical core the host shares with
-// other work (an SMT sibling) runs such code slower without losing time to detours.
+// other work (an SMT sibling) runs such code slower without losing time to detours. `resume`
+// (optional) times a fixed block of MPI calls right after the rank spun for each of several
+// lengths: a CPU that waited comes back to colder caches, the longer it waited the colder
+// (docs/analyzer.md, "Machine noise").
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -41,6 +45,16 @@ inline constexpr double kSlowSliceFactor = 1.3;
 // Summarises slice times (any order; at least one).
 ThroughputSlices summarize_slices(std::vector<uint64_t> slice_ns);
 
+// The resume cost of a rank's CPU: the mean time of a fixed block of work right after it spun for
+// each of several lengths (after_ns[0] after no spin: the block hot).
+struct ResumeCost {
+  uint64_t reps = 0;                                    // blocks timed per spin length
+  std::vector<std::pair<uint64_t, uint64_t>> after_ns;  // (spin_ns, mean block ns), spin 0 first, ascending
+  // The block's extra time after a spin of w ns over the hot block: linear between the measured
+  // spins, the last one's beyond them, never below 0.
+  double extra_ns(double w) const;
+};
+
 struct RankNoise {
   uint32_t rank = 0;
   std::string host;
@@ -48,6 +62,7 @@ struct RankNoise {
   uint64_t dropped = 0;                                // detours seen but not kept (the recorder's buffer was full)
   std::vector<std::pair<uint64_t, uint64_t>> detours;  // (start_ns, length_ns)
   std::optional<ThroughputSlices> throughput;          // absent: not measured
+  std::optional<ResumeCost> resume;                    // absent: not measured
 };
 
 struct NoiseRecording {

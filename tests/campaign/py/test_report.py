@@ -166,6 +166,24 @@ class ReportTest(unittest.TestCase):
         with open(c.path("summary.csv")) as f:
             header = f.readline()
         self.assertIn("predicted_noise_ns,relative_error_noise", header)
+        self.assertNotIn("resume cost", text)  # the recordings timed none
+        self.assertNotIn("resume_extra_at_100us_ns", n)
+
+    def test_resume_cost_of_the_noise_recordings_is_reported(self):
+        c = hand_made_campaign(self)
+        points = [{"L_ns": 2000.0 + d, "T_model_ns": 5e8, "T_noise_median_ns": 5e8 + 1e6, "T_noise_mean_ns": 5e8}
+                  for d in (0.0, 10000.0, 20000.0)]
+        # lane 0: 500 ns extra after 30 µs, 1500 after 300 µs: 833.3 at 100 µs; lane 1 held at 400
+        lanes = [{"lane": 0, "fraction": 0.01, "resume_extra_ns": [[0, 0], [30000, 500], [300000, 1500]]},
+                 {"lane": 1, "fraction": 0.01, "resume_extra_ns": [[0, 0], [50000, 400]]}]
+        with open(c.path("analysis-noise.json"), "w") as f:
+            json.dump({"noise": {"files": [c.path("noise-1.json")], "samples": 8, "lanes": lanes,
+                                 "points": points}}, f)
+        r = report.build(c)
+        extra = r["with_noise"]["resume_extra_at_100us_ns"]
+        self.assertAlmostEqual(extra[0], 500 + 1000 * 70000 / 270000)
+        self.assertAlmostEqual(extra[1], 400)
+        self.assertIn("ran 400–759 ns longer after a 100 µs spin than hot", report.markdown(c, r))
 
     def test_throughput_slices_of_the_noise_recordings(self):
         c = hand_made_campaign(self)

@@ -21,6 +21,14 @@
 // demo campaign, put the mean 3.7 % above the runs and the median 1.5 %; elsewhere the two agree
 // within 0.15 %). The phases are the same at every point (common random numbers), so the
 // difference between points is not sampling noise.
+//
+// A rank that waited also comes back slower: its CPU's caches were emptied meanwhile, more the
+// longer it waited (host detours, an SMT sibling's work; docs/injector.md "Waiting CPUs come back
+// cold"). Where the recordings time a block of MPI calls after spins of several lengths (their
+// `resume`), the moment a rank notices what it waited for is followed by the block's extra time
+// after a spin as long as that wait; the traced computation holds the extra time of the traced
+// run's waits, which at the traced latency are short.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -49,6 +57,11 @@ class NoiseTimeline {
   double notice(uint32_t rank, double t, double since, double phase) const;
   // Share of the cycle lane l spends in detours.
   double fraction(uint32_t lane) const;
+  // The extra time of lane l's CPU after a wait of w ns (the recordings' resume cost, averaged
+  // over those that have one; 0 without), and the points it interpolates.
+  double resume_extra(uint32_t lane, double w) const;
+  bool has_resume() const { return has_resume_; }
+  const std::vector<std::pair<double, double>>& resume_points(uint32_t lane) const { return resume_[lane]; }
 
  private:
   std::vector<std::vector<double>> begin_, end_;  // per lane, sorted, inside [0, cycle)
@@ -57,6 +70,8 @@ class NoiseTimeline {
   std::vector<std::vector<uint32_t>> first_;
   double bucket_ns_ = 1;
   double cycle_ = 0;
+  std::vector<std::vector<std::pair<double, double>>> resume_;  // per lane: (wait ns, extra ns), ascending
+  bool has_resume_ = false;
 };
 
 // What the engine's noisy pass needs: the timeline, this sample's phase and which receives a
@@ -65,7 +80,28 @@ struct NoiseShift {
   const NoiseTimeline* timeline;
   double phase;
   const std::vector<uint8_t>* polled = nullptr;  // per vertex, 1: a receive noticed by a polling loop
-  double notice(uint32_t rank, double t, double since) const { return timeline->notice(rank, t, since, phase); }
+  // Per vertex, the wait that ended at it at the traced latency without noise: its resume cost is
+  // in the traced computation already, so only what a longer wait adds is added (null: all of it).
+  const float* base_waits = nullptr;
+  // The pass that fills base_waits: no detours, no resume cost, each vertex's longest wait written.
+  bool quiet = false;
+  float* waits_out = nullptr;
+
+  // When the rank of vertex v, waiting since `since`, notices what becomes due at t: after the
+  // detour covering t (if it began during the wait), plus the CPU's resume cost after that wait.
+  double notice(graph::VertexId v, uint32_t rank, double t, double since) const {
+    const double noticed = quiet ? t : timeline->notice(rank, t, since, phase);
+    if (!timeline->has_resume()) return noticed;
+    const double waited = noticed - since;
+    if (waits_out) {
+      waits_out[v] = std::max(waits_out[v], static_cast<float>(waited));
+      return noticed;
+    }
+    const uint32_t lane = timeline->lane_of(rank);
+    double extra = timeline->resume_extra(lane, waited);
+    if (base_waits) extra -= timeline->resume_extra(lane, base_waits[v]);
+    return extra > 0 ? noticed + extra : noticed;
+  }
   bool noticed_by_poll(graph::VertexId v) const { return polled && (*polled)[v]; }
 };
 
