@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 #include <random>
 #include <thread>
 
@@ -75,13 +74,7 @@ double NoiseTimeline::notice(uint32_t rank, double t, double since, double phase
 }
 
 double NoiseTimeline::resume_extra(uint32_t lane, double w) const {
-  const std::vector<std::pair<double, double>>& p = resume_[lane];
-  if (p.empty() || w <= 0) return 0.0;
-  const auto above = std::lower_bound(p.begin(), p.end(), w, [](const auto& q, double x) { return q.first < x; });
-  if (above == p.end()) return p.back().second;
-  if (above == p.begin()) return above->second;
-  const auto below = std::prev(above);
-  return below->second + (above->second - below->second) * (w - below->first) / (above->first - below->first);
+  return resume_[lane].empty() || w <= 0 ? 0.0 : polyline_at(resume_[lane], w);
 }
 
 double NoiseTimeline::fraction(uint32_t lane) const {
@@ -118,7 +111,7 @@ std::vector<NoisePoint> predict_with_noise(Engine& e, const NoiseTimeline& timel
 
   const std::vector<uint8_t> polled = polled_receives(e.graph());
   // With a resume cost: each wait's length at the traced latency, without noise (the traced
-  // computation holds the resume cost of those waits already; NoiseShift::resume).
+  // computation holds the resume cost of those waits already; NoiseShift::notice).
   std::vector<float> base_waits;
   if (timeline.has_resume()) {
     base_waits.assign(e.graph().num_vertices(), 0.0f);

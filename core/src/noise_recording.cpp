@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <iterator>
 #include <numeric>
 
 #include "json_document.hpp"
@@ -181,21 +180,7 @@ ThroughputSlices summarize_slices(std::vector<uint64_t> slice_ns) {
 
 double ResumeCost::extra_ns(double w) const {
   if (after_ns.empty() || w <= 0) return 0.0;
-  const double hot = static_cast<double>(after_ns.front().second);
-  auto above =
-      std::find_if(after_ns.begin(), after_ns.end(), [w](const auto& p) { return static_cast<double>(p.first) >= w; });
-  double mean;
-  if (above == after_ns.end()) {
-    mean = static_cast<double>(after_ns.back().second);
-  } else if (above == after_ns.begin()) {
-    mean = hot;
-  } else {
-    const auto below = std::prev(above);
-    const double x0 = static_cast<double>(below->first), x1 = static_cast<double>(above->first);
-    const double y0 = static_cast<double>(below->second), y1 = static_cast<double>(above->second);
-    mean = y0 + (y1 - y0) * (w - x0) / (x1 - x0);
-  }
-  return std::max(0.0, mean - hot);
+  return std::max(0.0, polyline_at(after_ns, w) - static_cast<double>(after_ns.front().second));
 }
 
 double noise_fraction(const RankNoise& r, uint64_t duration_ns) {

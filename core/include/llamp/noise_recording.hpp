@@ -19,7 +19,9 @@
 // (optional) times a fixed block of MPI calls right after the rank spun for each of several
 // lengths: a CPU that waited comes back to colder caches, the longer it waited the colder
 // (docs/analyzer.md, "Machine noise").
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,6 +46,20 @@ inline constexpr double kSlowSliceFactor = 1.3;
 
 // Summarises slice times (any order; at least one).
 ThroughputSlices summarize_slices(std::vector<uint64_t> slice_ns);
+
+// y at x on the polyline through `points` ((x, y) pairs, x ascending, at least one): linear
+// between them, held beyond either end.
+template <class Points>
+double polyline_at(const Points& points, double x) {
+  const auto above =
+      std::find_if(points.begin(), points.end(), [x](const auto& p) { return static_cast<double>(p.first) >= x; });
+  if (above == points.end()) return static_cast<double>(points.back().second);
+  if (above == points.begin()) return static_cast<double>(above->second);
+  const auto below = std::prev(above);
+  const double x0 = static_cast<double>(below->first), x1 = static_cast<double>(above->first);
+  const double y0 = static_cast<double>(below->second), y1 = static_cast<double>(above->second);
+  return y0 + (y1 - y0) * (x - x0) / (x1 - x0);
+}
 
 // The resume cost of a rank's CPU: the mean time of a fixed block of work right after it spun for
 // each of several lengths (after_ns[0] after no spin: the block hot).

@@ -26,8 +26,8 @@
 // longer it waited (host detours, an SMT sibling's work; docs/injector.md "Waiting CPUs come back
 // cold"). Where the recordings time a block of MPI calls after spins of several lengths (their
 // `resume`), the moment a rank notices what it waited for is followed by the block's extra time
-// after a spin as long as that wait; the traced computation holds the extra time of the traced
-// run's waits, which at the traced latency are short.
+// after a spin as long as that wait, less that after the same vertex's wait at the traced latency
+// without noise: the traced computation holds the extra time of the traced run's waits already.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
