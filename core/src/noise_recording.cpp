@@ -22,6 +22,16 @@ uint64_t whole(const nlohmann::json& j, const char* key, const std::string& wher
   return v.get<uint64_t>();
 }
 
+// Entry i of the list `name`: a pair of whole numbers, [first, second] as the error names them.
+std::pair<uint64_t, uint64_t> whole_pair(const nlohmann::json& list, size_t i, const std::string& where,
+                                         const char* name, const char* first, const char* second) {
+  const auto& p = list[i];
+  if (!p.is_array() || p.size() != 2 || !p[0].is_number_unsigned() || !p[1].is_number_unsigned())
+    throw Error(
+        fmt::format("{}: {}[{}]: expected [{}, {}] (whole numbers), got {}", where, name, i, first, second, p.dump()));
+  return {p[0].get<uint64_t>(), p[1].get<uint64_t>()};
+}
+
 ThroughputSlices parse_throughput(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) throw Error(fmt::format("{}: expected an object", where));
   ThroughputSlices t;
@@ -51,11 +61,7 @@ ResumeCost parse_resume(const nlohmann::json& j, const std::string& where) {
     throw Error(fmt::format("{}: \"after_ns\" must be a non-empty array of [spin_ns, mean_ns]", where));
   const auto& list = j["after_ns"];
   for (size_t i = 0; i < list.size(); ++i) {
-    const auto& p = list[i];
-    if (!p.is_array() || p.size() != 2 || !p[0].is_number_unsigned() || !p[1].is_number_unsigned())
-      throw Error(
-          fmt::format("{}: after_ns[{}]: expected [spin_ns, mean_ns] (whole numbers), got {}", where, i, p.dump()));
-    const uint64_t spin = p[0].get<uint64_t>(), mean = p[1].get<uint64_t>();
+    const auto [spin, mean] = whole_pair(list, i, where, "after_ns", "spin_ns", "mean_ns");
     if (i == 0 && spin != 0)
       throw Error(
           fmt::format("{}: after_ns[0] is after a spin of {} ns; the first must be the hot block (0)", where, spin));
@@ -89,11 +95,7 @@ RankNoise parse_rank(const nlohmann::json& j, const NoiseRecording& rec, size_t 
   r.detours.reserve(list.size());
   uint64_t free_from = 0;  // where the previous detour ended
   for (size_t i = 0; i < list.size(); ++i) {
-    const auto& d = list[i];
-    if (!d.is_array() || d.size() != 2 || !d[0].is_number_unsigned() || !d[1].is_number_unsigned())
-      throw Error(
-          fmt::format("{}: detours[{}]: expected [start_ns, length_ns] (whole numbers), got {}", where, i, d.dump()));
-    const uint64_t start = d[0].get<uint64_t>(), length = d[1].get<uint64_t>();
+    const auto [start, length] = whole_pair(list, i, where, "detours", "start_ns", "length_ns");
     if (start < free_from)
       throw Error(fmt::format("{}: detours[{}] starts at {} ns, before the previous one ends ({} ns)", where, i, start,
                               free_from));

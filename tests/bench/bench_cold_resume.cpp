@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "mpi_bench_support.hpp"
+#include "resume_block.hpp"
 
 namespace {
 
@@ -25,16 +26,6 @@ using llamp::bench::median;
 using llamp::bench::now_ns;
 
 int g_rank = 0;
-
-// Eight calls into MPICH that touch its collective, datatype and copy paths but wait for nobody.
-void call_block(double* a, double* b) {
-  for (int i = 0; i < 2; ++i) {
-    MPI_Bcast(a, 32, MPI_DOUBLE, 0, MPI_COMM_SELF);
-    MPI_Allreduce(MPI_IN_PLACE, a, 32, MPI_DOUBLE, MPI_MAX, MPI_COMM_SELF);
-    MPI_Allgather(a, 32, MPI_DOUBLE, b, 32, MPI_DOUBLE, MPI_COMM_SELF);
-    MPI_Alltoall(a, 16, MPI_DOUBLE, b, 16, MPI_DOUBLE, MPI_COMM_SELF);
-  }
-}
 
 // 16 KiB copied, as a rendezvous receive does: a working set well inside L1 + L2.
 constexpr size_t kCopyBytes = 16384;
@@ -77,7 +68,7 @@ double g_copy_hot_mean_ns = 0;
 void BM_CallsAfterSpin(benchmark::State& state) {
   double a[32] = {}, b[64] = {};
   time_after_spin(
-      state, [&] { call_block(a, b); }, g_calls_hot_mean_ns);
+      state, [&] { llamp::tools::resume_block(a, b); }, g_calls_hot_mean_ns);
 }
 void BM_CopyAfterSpin(benchmark::State& state) { time_after_spin(state, copy_block, g_copy_hot_mean_ns); }
 

@@ -44,6 +44,7 @@
 #include "llamp/noise_recording.hpp"
 #include "llamp/units.hpp"
 #include "mpi_tool_main.hpp"
+#include "resume_block.hpp"
 
 namespace {
 
@@ -121,17 +122,6 @@ std::vector<uint64_t> time_slices(uint64_t duration_ns) {
   return slices;
 }
 
-// The resume block: eight calls into MPICH that touch its collective, datatype and copy paths but
-// wait for nobody (MPI_COMM_SELF), as the work a rank does after a wait touches MPICH and its data.
-void resume_block(double* a, double* b) {
-  for (int i = 0; i < 2; ++i) {
-    MPI_Bcast(a, 32, MPI_DOUBLE, 0, MPI_COMM_SELF);
-    MPI_Allreduce(MPI_IN_PLACE, a, 32, MPI_DOUBLE, MPI_MAX, MPI_COMM_SELF);
-    MPI_Allgather(a, 32, MPI_DOUBLE, b, 32, MPI_DOUBLE, MPI_COMM_SELF);
-    MPI_Alltoall(a, 16, MPI_DOUBLE, b, 16, MPI_DOUBLE, MPI_COMM_SELF);
-  }
-}
-
 // Spin lengths of the resume cost: 0 (the block hot) and a log scale up to 1 ms, which holds
 // ΔL ≤ 100 µs and a rendezvous's three latencies with room.
 constexpr std::array<uint64_t, 7> kResumeSpinsNs = {0, 3'000, 10'000, 30'000, 100'000, 300'000, 1'000'000};
@@ -150,11 +140,11 @@ std::array<uint64_t, kResumeSpinsNs.size()> time_resume(uint64_t reps) {
     for (size_t k = 0; k < kSpins; ++k) {
       const size_t which = (k + rep) % kSpins;
       MPI_Barrier(MPI_COMM_WORLD);
-      resume_block(a, b);
+      llamp::tools::resume_block(a, b);
       for (const uint64_t t0 = now_ns(); now_ns() - t0 < kResumeSpinsNs[which];) {
       }
       const uint64_t t0 = now_ns();
-      resume_block(a, b);
+      llamp::tools::resume_block(a, b);
       times[which].push_back(now_ns() - t0);
     }
   std::array<uint64_t, kSpins> means{};
