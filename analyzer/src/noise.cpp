@@ -117,7 +117,6 @@ std::vector<NoisePoint> predict_with_noise(Engine& e, const NoiseTimeline& timel
     base_waits.assign(e.graph().num_vertices(), 0.0f);
     model_at(e.base_xL());
     NoiseShift base{&timeline, 0, polled.empty() ? nullptr : &polled};
-    base.quiet = true;
     base.waits_out = base_waits.data();
     e.evaluate_noisy(e.base_xL(), e.base_xG(), base);
   }

@@ -83,14 +83,14 @@ struct NoiseShift {
   // Per vertex, the wait that ended at it at the traced latency without noise: its resume cost is
   // in the traced computation already, so only what a longer wait adds is added (null: all of it).
   const float* base_waits = nullptr;
-  // The pass that fills base_waits: no detours, no resume cost, each vertex's longest wait written.
-  bool quiet = false;
+  // Set: the pass that fills base_waits (no detours, no resume cost, each vertex's longest wait
+  // written here).
   float* waits_out = nullptr;
 
   // When the rank of vertex v, waiting since `since`, notices what becomes due at t: after the
   // detour covering t (if it began during the wait), plus the CPU's resume cost after that wait.
   double notice(graph::VertexId v, uint32_t rank, double t, double since) const {
-    const double noticed = quiet ? t : timeline->notice(rank, t, since, phase);
+    const double noticed = waits_out ? t : timeline->notice(rank, t, since, phase);
     if (!timeline->has_resume()) return noticed;
     const double waited = noticed - since;
     if (waits_out) {
