@@ -28,6 +28,8 @@ NoiseTimeline::NoiseTimeline(const std::vector<NoiseRecording>& recordings, uint
   cycle_ = offset;
   // Resume cost per lane: the mean over the recordings that timed it, at every spin any of them used.
   resume_.resize(lanes);
+  following_.resize(lanes);
+  following_hot_.assign(lanes, 0.0);
   for (size_t l = 0; l < lanes; ++l) {
     std::vector<const ResumeCost*> costs;
     std::vector<double> spins;
@@ -38,12 +40,21 @@ NoiseTimeline::NoiseTimeline(const std::vector<NoiseRecording>& recordings, uint
       }
     std::sort(spins.begin(), spins.end());
     spins.erase(std::unique(spins.begin(), spins.end()), spins.end());
+    std::vector<const ResumeCost*> following;
+    for (const ResumeCost* c : costs)
+      if (!c->following_ns.empty()) following.push_back(c);
+    for (const ResumeCost* c : following) following_hot_[l] += c->following_hot_ns() / following.size();
     for (double w : spins) {
       double sum = 0;
       for (const ResumeCost* c : costs) sum += c->extra_ns(w);
       resume_[l].emplace_back(w, sum / static_cast<double>(costs.size()));
+      if (following.empty()) continue;
+      double slowdown = 0;
+      for (const ResumeCost* c : following) slowdown += c->following_slowdown(w);
+      following_[l].emplace_back(w, slowdown / static_cast<double>(following.size()));
     }
     has_resume_ = has_resume_ || !costs.empty();
+    has_following_ = has_following_ || !following.empty();
   }
   size_t most = 1;
   for (const auto& b : begin_) most = std::max(most, b.size());
@@ -73,8 +84,12 @@ double NoiseTimeline::notice(uint32_t rank, double t, double since, double phase
   return u - begin_[l][i] <= t - since ? t + (e[i] - u) : t;
 }
 
-double NoiseTimeline::resume_extra(uint32_t lane, double w) const {
-  return resume_[lane].empty() || w <= 0 ? 0.0 : polyline_at(resume_[lane], w);
+double NoiseTimeline::resume_extra(uint32_t lane, double w, double work) const {
+  if (resume_[lane].empty() || w <= 0) return 0.0;
+  double extra = polyline_at(resume_[lane], w);
+  if (!following_[lane].empty() && work > 0)
+    extra += polyline_at(following_[lane], w) * std::min(work, following_hot_[lane]);
+  return extra;
 }
 
 double NoiseTimeline::fraction(uint32_t lane) const {
@@ -96,6 +111,25 @@ std::vector<uint8_t> polled_receives(const graph::Graph& g) {
   return polled;
 }
 
+std::vector<float> following_work(const graph::Graph& g) {
+  std::vector<uint8_t> lag(g.num_vertices(), 0);
+  for (graph::VertexId v : g.poll_lags) lag[v] = 1;
+  std::vector<float> work(g.num_vertices(), 0.0f);
+  for (uint32_t r = 0; r < g.num_ranks; ++r) {
+    // Backwards through the rank's vertices: the work after v is v+1's own (if a calc) plus what
+    // follows v+1, up to the first receive.
+    double after = 0;
+    for (uint64_t v = g.rank_begin[r + 1]; v-- > g.rank_begin[r];) {
+      work[v] = static_cast<float>(after);
+      if (g.kind[v] == graph::VertexKind::Recv)
+        after = 0;
+      else if (g.kind[v] == graph::VertexKind::Calc && !lag[v])
+        after += static_cast<double>(g.value[v]);
+    }
+  }
+  return work;
+}
+
 std::vector<NoisePoint> predict_with_noise(Engine& e, const NoiseTimeline& timeline, const std::vector<double>& xs,
                                            const NoiseOptions& options, const std::function<double(double)>& model_at) {
   if (options.samples == 0) throw Error("--noise-samples must be at least 1");
@@ -113,6 +147,7 @@ std::vector<NoisePoint> predict_with_noise(Engine& e, const NoiseTimeline& timel
   // With a resume cost: each wait's length at the traced latency, without noise (the traced
   // computation holds the resume cost of those waits already; NoiseShift::notice).
   std::vector<float> base_waits;
+  const std::vector<float> work_after = timeline.has_following() ? following_work(e.graph()) : std::vector<float>();
   if (timeline.has_resume()) {
     base_waits.assign(e.graph().num_vertices(), 0.0f);
     model_at(e.base_xL());
@@ -130,7 +165,8 @@ std::vector<NoisePoint> predict_with_noise(Engine& e, const NoiseTimeline& timel
       for (unsigned k = first; k < options.samples; k += threads)
         T[k] = engine.evaluate_noisy(x, engine.base_xG(),
                                      NoiseShift{&timeline, phases[k], polled.empty() ? nullptr : &polled,
-                                                base_waits.empty() ? nullptr : base_waits.data()});
+                                                base_waits.empty() ? nullptr : base_waits.data(), nullptr,
+                                                work_after.empty() ? nullptr : work_after.data()});
     };
     std::vector<std::thread> workers;
     for (unsigned i = 1; i < threads; ++i) workers.emplace_back(sample, std::ref(twins[i - 1]), i);
@@ -164,6 +200,11 @@ nlohmann::json noise_json(const std::vector<NoisePoint>& points, const NoiseTime
       nlohmann::json resume = nlohmann::json::array();
       for (auto [w, extra] : timeline.resume_points(l)) resume.push_back({w, extra});
       lane["resume_extra_ns"] = resume;
+    }
+    if (!timeline.following_points(l).empty()) {
+      nlohmann::json slowdown = nlohmann::json::array();
+      for (auto [w, s] : timeline.following_points(l)) slowdown.push_back({w, s});
+      lane["resume_following"] = {{"hot_ns", timeline.following_hot_ns(l)}, {"slowdown", slowdown}};
     }
     lanes.push_back(std::move(lane));
   }

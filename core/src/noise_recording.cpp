@@ -52,23 +52,36 @@ ThroughputSlices parse_throughput(const nlohmann::json& j, const std::string& wh
   return t;
 }
 
+// [spin_ns, mean_ns] pairs, spin 0 first and strictly ascending.
+std::vector<std::pair<uint64_t, uint64_t>> parse_spin_means(const nlohmann::json& j, const std::string& where,
+                                                            const char* key) {
+  if (!j.contains(key) || !j[key].is_array() || j[key].empty())
+    throw Error(fmt::format("{}: \"{}\" must be a non-empty array of [spin_ns, mean_ns]", where, key));
+  const auto& list = j[key];
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const auto [spin, mean] = whole_pair(list, i, where, key, "spin_ns", "mean_ns");
+    if (i == 0 && spin != 0)
+      throw Error(
+          fmt::format("{}: {}[0] is after a spin of {} ns; the first must be the hot block (0)", where, key, spin));
+    if (i > 0 && spin <= out.back().first)
+      throw Error(fmt::format("{}: {}[{}]: spin {} ns is not above the previous one ({} ns)", where, key, i, spin,
+                              out.back().first));
+    out.emplace_back(spin, mean);
+  }
+  return out;
+}
+
 ResumeCost parse_resume(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) throw Error(fmt::format("{}: expected an object", where));
   ResumeCost r;
   r.reps = whole(j, "reps", where);
   if (r.reps == 0) throw Error(fmt::format("{}: \"reps\" must be positive", where));
-  if (!j.contains("after_ns") || !j["after_ns"].is_array() || j["after_ns"].empty())
-    throw Error(fmt::format("{}: \"after_ns\" must be a non-empty array of [spin_ns, mean_ns]", where));
-  const auto& list = j["after_ns"];
-  for (size_t i = 0; i < list.size(); ++i) {
-    const auto [spin, mean] = whole_pair(list, i, where, "after_ns", "spin_ns", "mean_ns");
-    if (i == 0 && spin != 0)
-      throw Error(
-          fmt::format("{}: after_ns[0] is after a spin of {} ns; the first must be the hot block (0)", where, spin));
-    if (i > 0 && spin <= r.after_ns.back().first)
-      throw Error(fmt::format("{}: after_ns[{}]: spin {} ns is not above the previous one ({} ns)", where, i, spin,
-                              r.after_ns.back().first));
-    r.after_ns.emplace_back(spin, mean);
+  r.after_ns = parse_spin_means(j, where, "after_ns");
+  if (j.contains("following_ns")) {
+    r.following_ns = parse_spin_means(j, where, "following_ns");
+    if (r.following_ns.front().second == 0)
+      throw Error(fmt::format("{}: following_ns[0]: the hot work after the block took 0 ns", where));
   }
   return r;
 }
@@ -155,6 +168,11 @@ nlohmann::json to_json(const NoiseRecording& r) {
       nlohmann::json after = nlohmann::json::array();
       for (auto [spin, mean] : c->after_ns) after.push_back({spin, mean});
       rank["resume"] = {{"reps", c->reps}, {"after_ns", after}};
+      if (!c->following_ns.empty()) {
+        nlohmann::json following = nlohmann::json::array();
+        for (auto [spin, mean] : c->following_ns) following.push_back({spin, mean});
+        rank["resume"]["following_ns"] = following;
+      }
     }
     ranks.push_back(std::move(rank));
   }
@@ -183,6 +201,11 @@ ThroughputSlices summarize_slices(std::vector<uint64_t> slice_ns) {
 double ResumeCost::extra_ns(double w) const {
   if (after_ns.empty() || w <= 0) return 0.0;
   return std::max(0.0, polyline_at(after_ns, w) - static_cast<double>(after_ns.front().second));
+}
+
+double ResumeCost::following_slowdown(double w) const {
+  if (following_ns.empty() || w <= 0) return 0.0;
+  return std::max(0.0, polyline_at(following_ns, w) / following_hot_ns() - 1.0);
 }
 
 double noise_fraction(const RankNoise& r, uint64_t duration_ns) {

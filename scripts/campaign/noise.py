@@ -10,7 +10,9 @@ waits, the more stalls it meets: the measured response to latency ran 0.5-2.3 % 
 model's. The recordings are taken with the ranks launched like the application's, spinning at
 once, and the analysis moves each wait's end past the detour covering it if that detour began during
 the wait, then adds the CPU's resume cost after a wait that long (llamp-noise times it since stop 35:
-a block of MPI calls ran ~0.5 µs slower after a 100 µs spin than hot on a 2-vCPU Intel VM).
+a block of MPI calls ran ~0.5 µs slower after a 100 µs spin than hot on a 2-vCPU Intel VM), and
+since stop 36 slows the rank's computation up to its next receive by as much as the other MPI work
+llamp-noise times after that block slowed (40-50 % after 100 µs there), on at most as much of it.
 """
 import json
 import os

@@ -102,6 +102,10 @@ def _with_noise(campaign, pred, rows):
     resume = [_interpolate(lane["resume_extra_ns"], 100000.0) for lane in noise["lanes"] if "resume_extra_ns" in lane]
     if resume:
         result["resume_extra_at_100us_ns"] = resume
+    slowdown = [_interpolate(lane["resume_following"]["slowdown"], 100000.0) for lane in noise["lanes"]
+                if "resume_following" in lane]
+    if slowdown:
+        result["following_slowdown_at_100us"] = slowdown
     measured_rows = [r for r in rows if "mean_ns" in r and "predicted_noise_ns" in r]
     if measured_rows and len(measured_rows) == len([r for r in rows if "mean_ns" in r]):
         measured = [r["mean_ns"] for r in measured_rows]
@@ -562,8 +566,17 @@ def _resume_sentence(n):
     if not extra:
         return ""
     spread = (f"{min(extra):.0f}–{max(extra):.0f} ns" if len(extra) > 1 else f"{extra[0]:.0f} ns")
+    slowdown = n.get("following_slowdown_at_100us")
+    following = ""
+    if slowdown:
+        pct = [100 * s for s in slowdown]
+        following = (f"; the rank's computation up to its next receive runs slower by as much as the other MPI calls "
+                     f"timed after the block did, "
+                     + (f"{min(pct):.0f}–{max(pct):.0f} %" if len(pct) > 1 else f"{pct[0]:.0f} %")
+                     + " after a 100 µs spin, on at most as much computation as they took hot")
     return (f", and is followed by the CPU's resume cost after a wait that long, less that of the same wait at the "
-            f"traced latency (the recordings' block of MPI calls ran {spread} longer after a 100 µs spin than hot)")
+            f"traced latency (the recordings' block of MPI calls ran {spread} longer after a 100 µs spin than hot"
+            f"{following})")
 
 
 def _prediction_paragraph(result):

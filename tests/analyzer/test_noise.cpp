@@ -190,6 +190,52 @@ TEST(NoiseRecording, ResumeCostErrorsNameTheRankAndPoint) {
             "rec.json: ranks[0]: resume: \"after_ns\" must be a non-empty array of [spin_ns, mean_ns]");
 }
 
+// The work timed after the block: its slowdown after a spin is its mean over its hot mean, less
+// one, interpolated alike and never negative; it round-trips, and its errors name the point.
+TEST(NoiseRecording, ResumeFollowingWorkSlowdownRoundTripsAndInterpolates) {
+  ResumeCost c;
+  c.reps = 200;
+  c.after_ns = {{0, 800}, {100, 900}};
+  c.following_ns = {{0, 2000}, {100, 3000}, {1000, 1000}};
+  EXPECT_DOUBLE_EQ(c.following_hot_ns(), 2000);
+  EXPECT_DOUBLE_EQ(c.following_slowdown(0), 0);
+  EXPECT_DOUBLE_EQ(c.following_slowdown(50), 0.25);
+  EXPECT_DOUBLE_EQ(c.following_slowdown(100), 0.5);
+  EXPECT_DOUBLE_EQ(c.following_slowdown(1000), 0);  // faster than hot: no slowdown
+  ResumeCost without;
+  without.after_ns = {{0, 800}};
+  EXPECT_DOUBLE_EQ(without.following_slowdown(100), 0);
+  NoiseRecording r = recording(5000, {{}});
+  r.ranks[0].resume = c;
+  const NoiseRecording back = parse_noise_recording(to_json(r).dump(), "rec.json");
+  ASSERT_TRUE(back.ranks[0].resume.has_value());
+  EXPECT_EQ(back.ranks[0].resume->following_ns, c.following_ns);
+  r.ranks[0].resume->following_ns.clear();
+  EXPECT_FALSE(to_json(r)["ranks"][0]["resume"].contains("following_ns"));
+
+  auto error_of = [](const std::string& following) {
+    const std::string text = R"({"format":"llamp-noise","version":1,"duration_ns":1000,"threshold_ns":10,)"
+                             R"("ranks":[{"rank":0,"detours":[],"resume":{"reps":5,"after_ns":[[0,10]],)"
+                             R"("following_ns":)" +
+                             following + "}}]}";
+    try {
+      parse_noise_recording(text, "rec.json");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(error_of("[[0,10],[100,20]]"), "(no error)");
+  EXPECT_EQ(error_of("[[5,10]]"),
+            "rec.json: ranks[0]: resume: following_ns[0] is after a spin of 5 ns; the first "
+            "must be the hot block (0)");
+  EXPECT_EQ(error_of("[[0,10],[0,20]]"),
+            "rec.json: ranks[0]: resume: following_ns[1]: spin 0 ns is not above the previous one (0 ns)");
+  EXPECT_EQ(error_of("[[0,0]]"), "rec.json: ranks[0]: resume: following_ns[0]: the hot work after the block took 0 ns");
+  EXPECT_EQ(error_of("[]"),
+            "rec.json: ranks[0]: resume: \"following_ns\" must be a non-empty array of [spin_ns, mean_ns]");
+}
+
 // A lane's resume cost is the mean over the recordings that timed one, at every spin any used.
 TEST(NoiseTimeline, ResumeCostIsTheMeanOverTheRecordingsThatHaveOne) {
   ResumeCost a, b;
@@ -298,6 +344,78 @@ TEST(NoisyEngine, AWaitIsFollowedByTheResumeCostOfItsLength) {
   EXPECT_EQ(j["lanes"][1]["resume_extra_ns"], nlohmann::json::parse("[[0.0, 0.0], [10000.0, 1000.0]]"));
   EXPECT_FALSE(
       noise_json(points, NoiseTimeline({recording(1000, {{}})}, 1), o)["lanes"][0].contains("resume_extra_ns"));
+}
+
+// The computation a rank does after a vertex before its next receive: the calc vertices that
+// follow it in the rank's order, sends passed over, polling lags left out.
+TEST(NoiseFollowingWork, IsTheComputationUpToTheNextReceive) {
+  graph::Graph g = graph::parse_goal(R"(num_ranks 2
+rank 0 { a: calc 100  r: recv 8b from 1  b: calc 200  s: send 8b to 1  c: calc 300  r2: recv 8b from 1  d: calc 50
+         r requires a  b requires r  s requires b  c requires s  r2 requires c  d requires r2 }
+rank 1 { s1: send 8b to 0  r1: recv 8b from 0  s2: send 8b to 0  r1 requires s1  s2 requires r1 }
+)",
+                                     "work.goal");
+  const std::vector<float> work = following_work(g);
+  ASSERT_EQ(work.size(), g.num_vertices());
+  const auto at = [&](uint32_t rank, uint64_t local) { return work[g.global_id(rank, local)]; };
+  EXPECT_FLOAT_EQ(at(0, 0), 0);    // a: the receive comes next
+  EXPECT_FLOAT_EQ(at(0, 1), 500);  // r: b, the send passed over, c
+  EXPECT_FLOAT_EQ(at(0, 2), 300);  // b
+  EXPECT_FLOAT_EQ(at(0, 3), 300);  // s
+  EXPECT_FLOAT_EQ(at(0, 5), 50);   // r2: d, the end of the rank
+  EXPECT_FLOAT_EQ(at(0, 6), 0);
+  EXPECT_FLOAT_EQ(at(1, 1), 0);       // r1: no computation after it
+  g.poll_lags = {g.global_id(0, 4)};  // c as a polling lag: not the rank's work
+  EXPECT_FLOAT_EQ(following_work(g)[g.global_id(0, 1)], 200);
+}
+
+// After a wait the rank's computation up to its next receive runs slower by the slowdown of the
+// work the recordings timed after their block (here w / 10 000, so 0.11 after 1100), on at most as
+// much of it as they timed (1000 hot). L = 1000, o = 100, rank 1 computes `work` between its
+// receive and its answer.
+TEST(NoisyEngine, TheComputationAfterAWaitRunsSlowerByTheFollowingWorksSlowdown) {
+  ResumeCost c = tenth();
+  c.following_ns = {{0, 1000}, {10000, 2000}};
+  const NoiseTimeline t({with_resume(recording(100000, {{}, {}}), c)}, 2);
+  ASSERT_TRUE(t.has_following());
+  EXPECT_DOUBLE_EQ(t.resume_extra(0, 1100, 500), 110 + 0.11 * 500);
+  EXPECT_DOUBLE_EQ(t.resume_extra(0, 1100, 5000), 110 + 0.11 * 1000);  // at most what was timed
+  EXPECT_DOUBLE_EQ(t.resume_extra(0, 0, 500), 0);
+  auto answer_after = [](uint64_t work) {
+    return graph::parse_goal(fmt::format(R"(num_ranks 2
+rank 0 {{ s0: send 8b to 1  r0: recv 8b from 1  r0 requires s0 }}
+rank 1 {{ r1: recv 8b from 0  w: calc {}  s1: send 8b to 0  w requires r1  s1 requires w }}
+)",
+                                         work),
+                             "answer.goal");
+  };
+  {
+    graph::Graph g = answer_after(500);
+    Engine e(g, homogeneous_model(params(1000, 100)));
+    const std::vector<float> work = following_work(g);
+    // Rank 1 waited 1100: resumes at 1100 + 110 + 55, receives until 1365, computes until 1865,
+    // sends until 1965; the answer arrives at 2965, rank 0 waited 2865 (nothing after it):
+    // T = 2965 + 286.5 + 100. Without the slowdown the answer arrives at 2910 and rank 0 waited 2810.
+    EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&t, 0, nullptr, nullptr, nullptr, work.data()}), 3351.5);
+    EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&t, 0}), 2910 + 281 + 100);
+    // At the traced latency nothing is added: the trace holds it.
+    NoiseOptions o;
+    o.samples = 1;
+    const auto points = predict_with_noise(e, t, {1000}, o, [&](double x) { return e.at_L(x).T; });
+    EXPECT_DOUBLE_EQ(points[0].T_median, points[0].T_model);
+    EXPECT_DOUBLE_EQ(points[0].T_model, 2900);
+    const nlohmann::json j = noise_json(points, t, o);
+    EXPECT_EQ(j["lanes"][1]["resume_following"],
+              nlohmann::json::parse(R"({"hot_ns": 1000.0, "slowdown": [[0.0, 0.0], [10000.0, 1.0]]})"));
+  }
+  {
+    graph::Graph g = answer_after(1500);  // more than was timed: slowed on 1000 of it
+    Engine e(g, homogeneous_model(params(1000, 100)));
+    const std::vector<float> work = following_work(g);
+    // Rank 1 resumes at 1100 + 110 + 110, computes 1420..2920, sends until 3020; the answer
+    // arrives at 4020 and rank 0 waited 3920: T = 4020 + 392 + 100.
+    EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&t, 0, nullptr, nullptr, nullptr, work.data()}), 4512);
+  }
 }
 
 // Computation is not stretched (the traced computation times hold the traced run's detours), and

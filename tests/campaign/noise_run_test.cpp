@@ -41,11 +41,18 @@ TEST(NoiseRun, TwoRanksWriteARecordingTheAnalyzerReads) {
     ASSERT_EQ(rank.resume->after_ns.size(), 7u);
     EXPECT_EQ(rank.resume->after_ns.back().first, 1000000u);
     for (auto [spin, mean] : rank.resume->after_ns) EXPECT_GT(mean, 0u) << spin;
+    // and the other MPI work timed right after the block, at the same spins.
+    ASSERT_EQ(rank.resume->following_ns.size(), 7u);
+    for (size_t k = 0; k < 7; ++k) {
+      EXPECT_EQ(rank.resume->following_ns[k].first, rank.resume->after_ns[k].first);
+      EXPECT_GT(rank.resume->following_ns[k].second, 0u);
+    }
   }
   EXPECT_EQ(r.throughput_duration_ns, 200000000u);
   EXPECT_NE(r.method.find("CLOCK_MONOTONIC"), std::string::npos);
   EXPECT_NE(r.method.find("10th percentile"), std::string::npos);
   EXPECT_NE(r.method.find("resume.after_ns"), std::string::npos);
+  EXPECT_NE(r.method.find("resume.following_ns"), std::string::npos);
   fs::remove(out);
 }
 

@@ -23,7 +23,10 @@
 // CPU that waits comes back to caches other work emptied meanwhile, the more the longer it waited
 // (on the 2-vCPU Intel VM of stop 35, eight MPI calls took 0.82 µs hot, 1.37 µs on average after
 // a 100 µs spin and 4.2 µs after 1 ms; after a spin the host did not interrupt, 1.20 µs), so an
-// application's work after each injected latency costs more than in its trace.
+// application's work after each injected latency costs more than in its trace. Right after that
+// block it times other MPI calls (resume_block.hpp's following_blocks): work the CPU has not redone
+// since it waited is cold too (stop 36: 2.4 µs hot, 40-50 % slower after a 100 µs spin, while the
+// same block run again is hot), and a rank's work between two waits is mostly such work.
 #include <mpi.h>
 #include <sched.h>
 #include <unistd.h>
@@ -126,34 +129,50 @@ std::vector<uint64_t> time_slices(uint64_t duration_ns) {
 // ΔL ≤ 100 µs and a rendezvous's three latencies with room.
 constexpr std::array<uint64_t, 7> kResumeSpinsNs = {0, 3'000, 10'000, 30'000, 100'000, 300'000, 1'000'000};
 
-// Mean block time after each spin length. Every repetition takes every length, in an order that
-// rotates, after a barrier (all ranks wait and resume together, as ranks waiting out ΔL do) and
-// one untimed block (the block is as hot as work right before a wait). The top 2 % of each
-// length's times are left out: a block a host stall hit is a detour (the recording's first part),
-// not a colder resume.
-std::array<uint64_t, kResumeSpinsNs.size()> time_resume(uint64_t reps) {
+// Mean time of the block, and of the different work right after it, after each spin length. Every
+// repetition takes every length, in an order that rotates, after a barrier (all ranks wait and
+// resume together, as ranks waiting out ΔL do) and one untimed pass of all of it (the work is as
+// hot as work right before a wait). The top 2 % of each length's times are left out: work a host
+// stall hit is a detour (the recording's first part), not a colder resume.
+struct ResumeTimes {
+  std::array<uint64_t, kResumeSpinsNs.size()> block{}, following{};
+};
+
+uint64_t mean_without_top(std::vector<uint64_t>& times) {
+  std::sort(times.begin(), times.end());
+  const size_t kept = std::max<size_t>(1, times.size() - times.size() / 50);
+  uint64_t sum = 0;
+  for (size_t i = 0; i < kept; ++i) sum += times[i];
+  return sum / kept;
+}
+
+ResumeTimes time_resume(uint64_t reps) {
   constexpr size_t kSpins = kResumeSpinsNs.size();
-  std::array<std::vector<uint64_t>, kSpins> times;
-  for (auto& t : times) t.reserve(reps);
+  std::array<std::vector<uint64_t>, kSpins> block, following;
+  for (size_t k = 0; k < kSpins; ++k) {
+    block[k].reserve(reps);
+    following[k].reserve(reps);
+  }
   double a[32] = {}, b[64] = {};
   for (uint64_t rep = 0; rep < reps; ++rep)
     for (size_t k = 0; k < kSpins; ++k) {
       const size_t which = (k + rep) % kSpins;
       MPI_Barrier(MPI_COMM_WORLD);
       llamp::tools::resume_block(a, b);
+      llamp::tools::following_blocks(a, b);
       for (const uint64_t t0 = now_ns(); now_ns() - t0 < kResumeSpinsNs[which];) {
       }
       const uint64_t t0 = now_ns();
       llamp::tools::resume_block(a, b);
-      times[which].push_back(now_ns() - t0);
+      const uint64_t t1 = now_ns();
+      llamp::tools::following_blocks(a, b);
+      block[which].push_back(t1 - t0);
+      following[which].push_back(now_ns() - t1);
     }
-  std::array<uint64_t, kSpins> means{};
+  ResumeTimes means;
   for (size_t k = 0; k < kSpins; ++k) {
-    std::sort(times[k].begin(), times[k].end());
-    const size_t kept = std::max<size_t>(1, times[k].size() - times[k].size() / 50);
-    uint64_t sum = 0;
-    for (size_t i = 0; i < kept; ++i) sum += times[k][i];
-    means[k] = sum / kept;
+    means.block[k] = mean_without_top(block[k]);
+    means.following[k] = mean_without_top(following[k]);
   }
   return means;
 }
@@ -184,6 +203,12 @@ void print_summary(const llamp::NoiseRecording& rec) {
         list += fmt::format("{}{} {}", list.empty() ? "" : ", ", format_time_ns(spin), format_time_ns(mean));
       std::fprintf(stderr, "llamp-noise: rank %u resume (MPI block after a spin, mean of %llu): %s\n", r.rank,
                    static_cast<unsigned long long>(c->reps), list.c_str());
+      list.clear();
+      for (auto [spin, mean] : c->following_ns)
+        list += fmt::format("{}{} {}", list.empty() ? "" : ", ", format_time_ns(spin), format_time_ns(mean));
+      if (!list.empty())
+        std::fprintf(stderr, "llamp-noise: rank %u resume (the other MPI calls after the block): %s\n", r.rank,
+                     list.c_str());
     }
   }
 }
@@ -230,11 +255,15 @@ int run(int argc, char** argv, int rank, llamp::tools::ToolPhase& phase) {
   }
   std::vector<double> all_slices(rank == 0 ? 5 * size : 0);
   MPI_Gather(slices.data(), 5, MPI_DOUBLE, all_slices.data(), 5, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  std::array<uint64_t, kResumeSpinsNs.size()> resume{};
+  ResumeTimes resume;
   if (resume_reps) resume = time_resume(resume_reps);
-  std::vector<uint64_t> all_resume(rank == 0 ? resume.size() * size : 0);
-  MPI_Gather(resume.data(), static_cast<int>(resume.size()), MPI_UINT64_T, all_resume.data(),
-             static_cast<int>(resume.size()), MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  constexpr int kResumeWords = 2 * kResumeSpinsNs.size();  // the block's means, then the following work's
+  std::array<uint64_t, kResumeWords> resume_words{};
+  std::copy(resume.block.begin(), resume.block.end(), resume_words.begin());
+  std::copy(resume.following.begin(), resume.following.end(), resume_words.begin() + kResumeSpinsNs.size());
+  std::vector<uint64_t> all_resume(rank == 0 ? kResumeWords * size : 0);
+  MPI_Gather(resume_words.data(), kResumeWords, MPI_UINT64_T, all_resume.data(), kResumeWords, MPI_UINT64_T, 0,
+             MPI_COMM_WORLD);
 
   // Gather: counts, then the detours, the CPU, the dropped count and the host names.
   const int words = static_cast<int>(mine.flat.size());
@@ -276,8 +305,10 @@ int run(int argc, char** argv, int rank, llamp::tools::ToolPhase& phase) {
     rec.method += fmt::format(
         ". Then every rank timed a block of eight MPI calls on MPI_COMM_SELF (Bcast, Allreduce, Allgather, "
         "Alltoall, twice) right after spinning for each length of resume.after_ns, {} times each in rotating order, "
-        "each after a barrier and one untimed block; resume.after_ns holds the mean of each length's times without "
-        "their top 2 %",
+        "each after a barrier and one untimed pass, then twelve other MPI calls on MPI_COMM_SELF (Gather, Scatter, "
+        "Reduce, Scan, their v variants, Reduce_scatter, Exscan, Reduce_local, each twice) right after the block; "
+        "resume.after_ns and resume.following_ns hold the mean of each length's times of the two without their top 2 "
+        "%",
         resume_reps);
   for (int r = 0; r < size; ++r) {
     llamp::RankNoise n;
@@ -292,8 +323,11 @@ int run(int argc, char** argv, int rank, llamp::tools::ToolPhase& phase) {
     if (resume_reps) {
       llamp::ResumeCost c;
       c.reps = resume_reps;
-      for (size_t k = 0; k < kResumeSpinsNs.size(); ++k)
-        c.after_ns.emplace_back(kResumeSpinsNs[k], all_resume[resume.size() * r + k]);
+      const uint64_t* words = &all_resume[kResumeWords * r];
+      for (size_t k = 0; k < kResumeSpinsNs.size(); ++k) {
+        c.after_ns.emplace_back(kResumeSpinsNs[k], words[k]);
+        c.following_ns.emplace_back(kResumeSpinsNs[k], std::max<uint64_t>(1, words[kResumeSpinsNs.size() + k]));
+      }
       n.resume = std::move(c);
     }
     rec.ranks.push_back(std::move(n));

@@ -10,15 +10,17 @@
 //               "detours": [[start_ns, length_ns], ...],
 //               "throughput": {"slices": 7000, "base_ns": 120000, "median_ns": 131000,
 //                              "mean_ns": 160000, "slow_fraction": 0.31},
-//               "resume": {"reps": 200, "after_ns": [[0, 820], [100000, 1370], ...]}}, ...]}
+//               "resume": {"reps": 200, "after_ns": [[0, 820], [100000, 1370], ...],
+//                          "following_ns": [[0, 2400], [100000, 3500], ...]}}, ...]}
 //
 // start_ns counts from the rank's start of recording (right after a barrier); detours are sorted,
 // do not overlap and start inside [0, duration_ns). `throughput` (optional) times a fixed
 // throughput-bound kernel in slices after the spin: a CPU whose physical core the host shares with
 // other work (an SMT sibling) runs such code slower without losing time to detours. `resume`
 // (optional) times a fixed block of MPI calls right after the rank spun for each of several
-// lengths: a CPU that waited comes back to colder caches, the longer it waited the colder
-// (docs/analyzer.md, "Machine noise").
+// lengths, and (`following_ns`, optional) the other MPI calls right after that block: a CPU that
+// waited comes back to colder caches, the longer it waited the colder, and work it has not redone
+// since pays too (docs/analyzer.md, "Resume cost").
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
@@ -62,13 +64,19 @@ double polyline_at(const Points& points, double x) {
 }
 
 // The resume cost of a rank's CPU: the mean time of a fixed block of work right after it spun for
-// each of several lengths (after_ns[0] after no spin: the block hot).
+// each of several lengths (after_ns[0] after no spin: the block hot), and of the different work
+// timed right after that block (following_ns, the same spins; empty: not measured).
 struct ResumeCost {
-  uint64_t reps = 0;                                    // blocks timed per spin length
-  std::vector<std::pair<uint64_t, uint64_t>> after_ns;  // (spin_ns, mean block ns), spin 0 first, ascending
+  uint64_t reps = 0;                                        // blocks timed per spin length
+  std::vector<std::pair<uint64_t, uint64_t>> after_ns;      // (spin_ns, mean block ns), spin 0 first, ascending
+  std::vector<std::pair<uint64_t, uint64_t>> following_ns;  // (spin_ns, mean ns of the work after the block)
   // The block's extra time after a spin of w ns over the hot block: linear between the measured
   // spins, the last one's beyond them, never below 0.
   double extra_ns(double w) const;
+  // How much slower the work after the block ran after a spin of w ns than hot, as a fraction of
+  // its hot time (0.5: half again as long), interpolated alike; 0 without following_ns.
+  double following_slowdown(double w) const;
+  double following_hot_ns() const { return following_ns.empty() ? 0.0 : static_cast<double>(following_ns[0].second); }
 };
 
 struct RankNoise {

@@ -104,6 +104,8 @@ class LocalCampaignTest(unittest.TestCase):
             self.assertGreaterEqual(row["predicted_noise_ns"], row["predicted_ns"] - 1, row)
         # llamp-noise timed its resume cost, and the prediction with noise replayed it (one value per lane).
         self.assertEqual(len(noise["resume_extra_at_100us_ns"]), 2)
+        # ... and the slowdown of the other MPI work it timed after that block, per lane.
+        self.assertEqual(len(noise["following_slowdown_at_100us"]), 2)
         for name in ("params.json", "analysis.json", "app.goal", "report.md", "runs.csv", "summary.csv",
                      "campaign.png"):
             self.assertTrue(os.path.getsize(os.path.join(out, name)) > 0, name)

@@ -183,7 +183,19 @@ class ReportTest(unittest.TestCase):
         extra = r["with_noise"]["resume_extra_at_100us_ns"]
         self.assertAlmostEqual(extra[0], 500 + 1000 * 70000 / 270000)
         self.assertAlmostEqual(extra[1], 400)
-        self.assertIn("ran 400–759 ns longer after a 100 µs spin than hot", report.markdown(c, r))
+        self.assertIn("ran 400–759 ns longer after a 100 µs spin than hot)", report.markdown(c, r))
+        self.assertNotIn("following_slowdown_at_100us", r["with_noise"])  # recordings without following work
+
+        # With the work timed after the block: its slowdown at 100 µs per lane, in the sentence too.
+        lanes[0]["resume_following"] = {"hot_ns": 2000.0, "slowdown": [[0, 0], [50000, 0.2], [150000, 0.6]]}
+        lanes[1]["resume_following"] = {"hot_ns": 2400.0, "slowdown": [[0, 0], [100000, 0.45]]}
+        with open(c.path("analysis-noise.json"), "w") as f:
+            json.dump({"noise": {"files": [c.path("noise-1.json")], "samples": 8, "lanes": lanes,
+                                 "points": points}}, f)
+        r = report.build(c)
+        self.assertEqual([round(s, 6) for s in r["with_noise"]["following_slowdown_at_100us"]], [0.4, 0.45])
+        self.assertIn("runs slower by as much as the other MPI calls timed after the block did, 40–45 % after a "
+                      "100 µs spin", report.markdown(c, r))
 
     def test_throughput_slices_of_the_noise_recordings(self):
         c = hand_made_campaign(self)

@@ -28,6 +28,9 @@
 // `resume`), the moment a rank notices what it waited for is followed by the block's extra time
 // after a spin as long as that wait, less that after the same vertex's wait at the traced latency
 // without noise: the traced computation holds the extra time of the traced run's waits already.
+// Where they also time the different MPI work right after that block (`following_ns`), the rank's
+// computation after the wait pays their slowdown too, on as much of it as they timed: work the CPU
+// has not redone since it last ran comes back cold, not only the first call after the wait.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -57,11 +60,16 @@ class NoiseTimeline {
   double notice(uint32_t rank, double t, double since, double phase) const;
   // Share of the cycle lane l spends in detours.
   double fraction(uint32_t lane) const;
-  // The extra time of lane l's CPU after a wait of w ns (the recordings' resume cost, averaged
-  // over those that have one; 0 without), and the points it interpolates.
-  double resume_extra(uint32_t lane, double w) const;
+  // The extra time of lane l's CPU after a wait of w ns followed by `work` ns of computation (as
+  // hot): the recordings' block's extra time after a spin of w, plus the slowdown of the work they
+  // timed after the block times the computation, at most as much of it as they timed (averaged over
+  // the recordings that have one; 0 without). And the points it interpolates.
+  double resume_extra(uint32_t lane, double w, double work = 0) const;
   bool has_resume() const { return has_resume_; }
+  bool has_following() const { return has_following_; }
   const std::vector<std::pair<double, double>>& resume_points(uint32_t lane) const { return resume_[lane]; }
+  const std::vector<std::pair<double, double>>& following_points(uint32_t lane) const { return following_[lane]; }
+  double following_hot_ns(uint32_t lane) const { return following_hot_[lane]; }
 
  private:
   std::vector<std::vector<double>> begin_, end_;  // per lane, sorted, inside [0, cycle)
@@ -70,8 +78,10 @@ class NoiseTimeline {
   std::vector<std::vector<uint32_t>> first_;
   double bucket_ns_ = 1;
   double cycle_ = 0;
-  std::vector<std::vector<std::pair<double, double>>> resume_;  // per lane: (wait ns, extra ns), ascending
-  bool has_resume_ = false;
+  std::vector<std::vector<std::pair<double, double>>> resume_;     // per lane: (wait ns, extra ns), ascending
+  std::vector<std::vector<std::pair<double, double>>> following_;  // per lane: (wait ns, slowdown), ascending
+  std::vector<double> following_hot_;                              // per lane: the following work's hot ns
+  bool has_resume_ = false, has_following_ = false;
 };
 
 // What the engine's noisy pass needs: the timeline, this sample's phase and which receives a
@@ -86,6 +96,9 @@ struct NoiseShift {
   // Set: the pass that fills base_waits (no detours, no resume cost, each vertex's longest wait
   // written here).
   float* waits_out = nullptr;
+  // Per vertex, the computation its rank does after it until its next receive (following_work();
+  // null: none counted).
+  const float* work_after = nullptr;
 
   // When the rank of vertex v, waiting since `since`, notices what becomes due at t: after the
   // detour covering t (if it began during the wait), plus the CPU's resume cost after that wait.
@@ -98,8 +111,9 @@ struct NoiseShift {
       return noticed;
     }
     const uint32_t lane = timeline->lane_of(rank);
-    double extra = timeline->resume_extra(lane, waited);
-    if (base_waits) extra -= timeline->resume_extra(lane, base_waits[v]);
+    const double work = work_after ? work_after[v] : 0.0;
+    double extra = timeline->resume_extra(lane, waited, work);
+    if (base_waits) extra -= timeline->resume_extra(lane, base_waits[v], work);
     return extra > 0 ? noticed + extra : noticed;
   }
   bool noticed_by_poll(graph::VertexId v) const { return polled && (*polled)[v]; }
@@ -110,6 +124,11 @@ struct NoiseShift {
 // arrival: it computes between polls, and a detour at the arrival only delays its computation,
 // which the traced computation times and the lag (half the traced polling period) already hold.
 std::vector<uint8_t> polled_receives(const graph::Graph& g);
+
+// Per vertex, the computation its rank's chain holds after it up to its next receive: the calc
+// vertices that follow it in the rank's order (polling lags left out), the work a rank does after
+// a wait before it can wait again. The graph's calc values at the time of the call.
+std::vector<float> following_work(const graph::Graph& g);
 
 struct NoiseOptions {
   unsigned samples = 32;
