@@ -204,6 +204,13 @@ class OneCoreFloorTest(unittest.TestCase):
         self.assertEqual(cores.reference_ns([12.0] * 5 + [26.0] * 15), 26.0)
         self.assertEqual(cores.reference_ns([26.0] * 5 + [157.0] * 15), 26.0)
         self.assertEqual(cores.reference_ns([26.0] * 4 + [157.0] * 16), 157.0)
+        # stop 36's Intel VM: a quarter of the probes with the vCPUs on one physical core (14 ns), the
+        # rest sharing a cache (55-100 ns): the latter is the usual placement, the siblings fall below
+        # the floor; a host whose probes are all siblings keeps them as its reference
+        intel = [14.0, 14.0, 13.0, 14.0, 15.0] + [55.0 + 3 * i for i in range(15)]
+        self.assertEqual(cores.reference_ns(intel), 76.0)
+        self.assertEqual(cores.reference_ns([14.0] * 20), 14.0)
+        self.assertEqual(cores.reference_ns([13.0] * 12 + [70.0] * 8), 70.0)
 
     def test_an_explicit_limit_sets_no_floor(self):
         from campaign import config, cores
