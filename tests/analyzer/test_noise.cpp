@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -42,6 +43,16 @@ ResumeCost tenth() {
 NoiseRecording with_resume(NoiseRecording r, const ResumeCost& c) {
   for (RankNoise& n : r.ranks) n.resume = c;
   return r;
+}
+
+// The reader's error for a recording's text, "(no error)" if it reads.
+std::string parse_error_of(const std::string& text) {
+  try {
+    parse_noise_recording(text, "rec.json");
+  } catch (const Error& e) {
+    return std::string(e.what());
+  }
+  return std::string("(no error)");
 }
 
 LogGP params(double L, double o, uint64_t S = UINT64_MAX) {
@@ -114,14 +125,7 @@ TEST(NoiseRecording, ThroughputSlicesRoundTripAndAreSummarised) {
 }
 
 TEST(NoiseRecording, ErrorsNameTheFileRankAndDetour) {
-  auto error_of = [](const std::string& text) {
-    try {
-      parse_noise_recording(text, "rec.json");
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
+  const auto error_of = parse_error_of;
   const std::string head = R"({"format":"llamp-noise","version":1,"duration_ns":1000,"threshold_ns":10,"ranks":[)";
   EXPECT_EQ(error_of(head + R"({"rank":0,"detours":[[100,50],[120,5]]}]})"),
             "rec.json: ranks[0]: detours[1] starts at 120 ns, before the previous one ends (150 ns)");
@@ -168,15 +172,9 @@ TEST(NoiseRecording, ResumeCostRoundTripsAndInterpolates) {
 
 TEST(NoiseRecording, ResumeCostErrorsNameTheRankAndPoint) {
   auto error_of = [](const std::string& resume) {
-    const std::string text = R"({"format":"llamp-noise","version":1,"duration_ns":1000,"threshold_ns":10,)"
-                             R"("ranks":[{"rank":0,"detours":[],"resume":)" +
-                             resume + "}]}";
-    try {
-      parse_noise_recording(text, "rec.json");
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
+    return parse_error_of(R"({"format":"llamp-noise","version":1,"duration_ns":1000,"threshold_ns":10,)"
+                          R"("ranks":[{"rank":0,"detours":[],"resume":)" +
+                          resume + "}]}");
   };
   EXPECT_EQ(error_of(R"({"reps":5,"after_ns":[[0,10],[100,20]]})"), "(no error)");
   EXPECT_EQ(error_of(R"({"reps":5,"after_ns":[[10,10],[100,20]]})"),
@@ -214,16 +212,10 @@ TEST(NoiseRecording, ResumeFollowingWorkSlowdownRoundTripsAndInterpolates) {
   EXPECT_FALSE(to_json(r)["ranks"][0]["resume"].contains("following_ns"));
 
   auto error_of = [](const std::string& following) {
-    const std::string text = R"({"format":"llamp-noise","version":1,"duration_ns":1000,"threshold_ns":10,)"
-                             R"("ranks":[{"rank":0,"detours":[],"resume":{"reps":5,"after_ns":[[0,10]],)"
-                             R"("following_ns":)" +
-                             following + "}}]}";
-    try {
-      parse_noise_recording(text, "rec.json");
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
+    return parse_error_of(R"({"format":"llamp-noise","version":1,"duration_ns":1000,"threshold_ns":10,)"
+                          R"("ranks":[{"rank":0,"detours":[],"resume":{"reps":5,"after_ns":[[0,10]],)"
+                          R"("following_ns":)" +
+                          following + "}}]}");
   };
   EXPECT_EQ(error_of("[[0,10],[100,20]]"), "(no error)");
   EXPECT_EQ(error_of("[[5,10]]"),
