@@ -65,7 +65,8 @@ double polyline_at(const Points& points, double x) {
 
 // The resume cost of a rank's CPU: the mean time of a fixed block of work right after it spun for
 // each of several lengths (after_ns[0] after no spin: the block hot), and of the different work
-// timed right after that block (following_ns, the same spins; empty: not measured).
+// timed right after that block (following_ns, its own pairs, llamp-noise times both at the same
+// spins; empty: not measured).
 struct ResumeCost {
   uint64_t reps = 0;                                        // blocks timed per spin length
   std::vector<std::pair<uint64_t, uint64_t>> after_ns;      // (spin_ns, mean block ns), spin 0 first, ascending
