@@ -41,6 +41,7 @@
 #include <ctime>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "llamp/error.hpp"
@@ -129,14 +130,9 @@ std::vector<uint64_t> time_slices(uint64_t duration_ns) {
 // ΔL ≤ 100 µs and a rendezvous's three latencies with room.
 constexpr std::array<uint64_t, 7> kResumeSpinsNs = {0, 3'000, 10'000, 30'000, 100'000, 300'000, 1'000'000};
 
-// Mean time of the block, and of the different work right after it, after each spin length. Every
-// repetition takes every length, in an order that rotates, after a barrier (all ranks wait and
-// resume together, as ranks waiting out ΔL do) and one untimed pass of all of it (the work is as
-// hot as work right before a wait). The top 2 % of each length's times are left out: work a host
-// stall hit is a detour (the recording's first part), not a colder resume.
-struct ResumeTimes {
-  std::array<uint64_t, kResumeSpinsNs.size()> block{}, following{};
-};
+// The means in one array, as rank 0 gathers them: the block's per spin length, then the
+// following work's.
+using ResumeMeans = std::array<uint64_t, 2 * kResumeSpinsNs.size()>;
 
 uint64_t mean_without_top(std::vector<uint64_t>& times) {
   std::sort(times.begin(), times.end());
@@ -146,13 +142,15 @@ uint64_t mean_without_top(std::vector<uint64_t>& times) {
   return sum / kept;
 }
 
-ResumeTimes time_resume(uint64_t reps) {
+// Mean time of the block, and of the different work right after it, after each spin length. Every
+// repetition takes every length, in an order that rotates, after a barrier (all ranks wait and
+// resume together, as ranks waiting out ΔL do) and one untimed pass of all of it (the work is as
+// hot as work right before a wait). The top 2 % of each length's times are left out: work a host
+// stall hit is a detour (the recording's first part), not a colder resume.
+ResumeMeans time_resume(uint64_t reps) {
   constexpr size_t kSpins = kResumeSpinsNs.size();
-  std::array<std::vector<uint64_t>, kSpins> block, following;
-  for (size_t k = 0; k < kSpins; ++k) {
-    block[k].reserve(reps);
-    following[k].reserve(reps);
-  }
+  std::array<std::vector<uint64_t>, 2 * kSpins> times;  // block at [k], following work at [kSpins + k]
+  for (auto& t : times) t.reserve(reps);
   double a[32] = {}, b[64] = {};
   for (uint64_t rep = 0; rep < reps; ++rep)
     for (size_t k = 0; k < kSpins; ++k) {
@@ -166,14 +164,11 @@ ResumeTimes time_resume(uint64_t reps) {
       llamp::tools::resume_block(a, b);
       const uint64_t t1 = now_ns();
       llamp::tools::following_blocks(a, b);
-      block[which].push_back(t1 - t0);
-      following[which].push_back(now_ns() - t1);
+      times[which].push_back(t1 - t0);
+      times[kSpins + which].push_back(now_ns() - t1);
     }
-  ResumeTimes means;
-  for (size_t k = 0; k < kSpins; ++k) {
-    means.block[k] = mean_without_top(block[k]);
-    means.following[k] = mean_without_top(following[k]);
-  }
+  ResumeMeans means{};
+  for (size_t i = 0; i < means.size(); ++i) means[i] = mean_without_top(times[i]);
   return means;
 }
 
@@ -198,17 +193,17 @@ void print_summary(const llamp::NoiseRecording& rec) {
                    format_time_ns(t->median_ns).c_str(), static_cast<double>(t->mean_ns) / t->base_ns,
                    100 * t->slow_fraction, llamp::kSlowSliceFactor);
     if (const auto& c = r.resume) {
-      std::string list;
-      for (auto [spin, mean] : c->after_ns)
-        list += fmt::format("{}{} {}", list.empty() ? "" : ", ", format_time_ns(spin), format_time_ns(mean));
+      auto listed = [](const std::vector<std::pair<uint64_t, uint64_t>>& means) {
+        std::string list;
+        for (auto [spin, mean] : means)
+          list += fmt::format("{}{} {}", list.empty() ? "" : ", ", format_time_ns(spin), format_time_ns(mean));
+        return list;
+      };
       std::fprintf(stderr, "llamp-noise: rank %u resume (MPI block after a spin, mean of %llu): %s\n", r.rank,
-                   static_cast<unsigned long long>(c->reps), list.c_str());
-      list.clear();
-      for (auto [spin, mean] : c->following_ns)
-        list += fmt::format("{}{} {}", list.empty() ? "" : ", ", format_time_ns(spin), format_time_ns(mean));
-      if (!list.empty())
+                   static_cast<unsigned long long>(c->reps), listed(c->after_ns).c_str());
+      if (!c->following_ns.empty())
         std::fprintf(stderr, "llamp-noise: rank %u resume (the other MPI calls after the block): %s\n", r.rank,
-                     list.c_str());
+                     listed(c->following_ns).c_str());
     }
   }
 }
@@ -255,14 +250,11 @@ int run(int argc, char** argv, int rank, llamp::tools::ToolPhase& phase) {
   }
   std::vector<double> all_slices(rank == 0 ? 5 * size : 0);
   MPI_Gather(slices.data(), 5, MPI_DOUBLE, all_slices.data(), 5, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  ResumeTimes resume;
+  ResumeMeans resume{};
   if (resume_reps) resume = time_resume(resume_reps);
-  constexpr int kResumeWords = 2 * kResumeSpinsNs.size();  // the block's means, then the following work's
-  std::array<uint64_t, kResumeWords> resume_words{};
-  std::copy(resume.block.begin(), resume.block.end(), resume_words.begin());
-  std::copy(resume.following.begin(), resume.following.end(), resume_words.begin() + kResumeSpinsNs.size());
+  constexpr int kResumeWords = static_cast<int>(std::tuple_size_v<ResumeMeans>);
   std::vector<uint64_t> all_resume(rank == 0 ? kResumeWords * size : 0);
-  MPI_Gather(resume_words.data(), kResumeWords, MPI_UINT64_T, all_resume.data(), kResumeWords, MPI_UINT64_T, 0,
+  MPI_Gather(resume.data(), kResumeWords, MPI_UINT64_T, all_resume.data(), kResumeWords, MPI_UINT64_T, 0,
              MPI_COMM_WORLD);
 
   // Gather: counts, then the detours, the CPU, the dropped count and the host names.
