@@ -83,8 +83,9 @@ def run_parser():
                    help="seconds a launch waits for fast cores before it starts anyway (default 10)")
     p.add_argument("--noise", help="llamp-noise (default <build>/bin/llamp-noise)")
     p.add_argument("--noise-runs", type=int, default=3, metavar="K",
-                   help="record the machine's noise K times with llamp-noise, spread over the campaign like the "
-                        "traced runs, and predict with it too (analysis-noise.json); 0: not (default 3)")
+                   help="record the machine's noise K times with llamp-noise, spread over the planned rounds like the "
+                        "traced runs (and as many per round in rounds a floor target adds), and predict with it too "
+                        "(analysis-noise.json); 0: not (default 3)")
     p.add_argument("--noise-duration", default="2s", help="how long each noise recording spins (default 2s)")
     p.add_argument("--noise-samples", type=int, default=32,
                    help="phases of the recordings `llamp analyze --noise` averages (default 32)")

@@ -15,6 +15,7 @@ since stop 36 slows the rank's computation up to its next receive by as much as 
 llamp-noise times after that block slowed (40-50 % after 100 µs there), on at most as much of it.
 """
 import json
+import math
 import os
 
 from . import environment
@@ -25,10 +26,30 @@ def noise_path(campaign, k):
     return campaign.path(f"noise-{k}.json")
 
 
+def count_for_rounds(campaign):
+    """How many recordings the campaign's rounds ask for: --noise-runs over the planned --reps rounds,
+    and as many again per round for every round --floor-target or --trace-floor-target added (rounded
+    up), so that the recordings sample the machine over the campaign's whole time as its runs do. The
+    host's noise drifts over minutes: two recordings minutes apart (2026-11-29, the 2-vCPU Intel VM)
+    replayed 24 and 40 ms of delay into app_subcomm's 2.74 s at ΔL = 100 µs, and app_pingpong's table U
+    campaign ran 13 rounds with its three recordings among the first four."""
+    rounds = len({s.round for s in campaign.schedule})
+    if campaign.reps <= 0 or rounds <= campaign.reps:
+        return campaign.noise_runs
+    return math.ceil(campaign.noise_runs * rounds / campaign.reps)
+
+
 def recorded(campaign):
     """The noise recordings present, in order."""
-    return [noise_path(campaign, k) for k in range(1, campaign.noise_runs + 1)
+    return [noise_path(campaign, k) for k in range(1, count_for_rounds(campaign) + 1)
             if os.path.exists(noise_path(campaign, k))]
+
+
+def missing(campaign):
+    """The recordings the rounds so far ask for that are not there (none when noise is off)."""
+    if not enabled(campaign):
+        return []
+    return [k for k in range(1, count_for_rounds(campaign) + 1) if not os.path.exists(noise_path(campaign, k))]
 
 
 def enabled(campaign):
@@ -50,11 +71,13 @@ def record_once(campaign, k, log=print):
             summary = [line.split("llamp-noise: ", 1)[1].strip() for line in f if line.startswith("llamp-noise: rank")]
     except OSError:
         summary = []
-    log(f"noise {k}/{campaign.noise_runs}: {target}" + (f" ({'; '.join(summary)})" if summary else ""))
+    log(f"noise {k}/{count_for_rounds(campaign)}: {target}" + (f" ({'; '.join(summary)})" if summary else ""))
 
 
 def record_all(campaign, log=print):
-    for k in range(1, campaign.noise_runs + 1):
+    """Every recording the rounds ask for that is missing (the planned ones in the Slurm prepare job;
+    locally only those an interrupted campaign left out)."""
+    for k in missing(campaign):
         record_once(campaign, k, log)
 
 

@@ -98,6 +98,7 @@ def _with_noise(campaign, pred, rows):
         if "mean_ns" in row:
             row["relative_error_noise"] = (row["mean_ns"] - row["predicted_noise_ns"]) / row["mean_ns"]
     result = {"files": [os.path.basename(f) for f in noise.get("files", [])], "samples": noise["samples"],
+              "planned_recordings": campaign.noise_runs,
               "lane_fractions": [lane["fraction"] for lane in noise["lanes"]]}
     resume = [_interpolate(lane["resume_extra_ns"], 100000.0) for lane in noise["lanes"] if "resume_extra_ns" in lane]
     if resume:
@@ -553,8 +554,11 @@ def _noise_paragraph(result):
     spread = (f"{100 * min(fractions):.2f}–{100 * max(fractions):.2f} %" if len(fractions) > 1
               else f"{100 * fractions[0]:.2f} %")
     slope = (f", predicted response {n['predicted_slope']:.1f}" if "predicted_slope" in n else "")
+    added = len(n["files"]) - n.get("planned_recordings", len(n["files"]))
+    added = (f"; {added} of them in the rounds added after the planned ones, to keep --noise-runs' share of rounds"
+             if added > 0 else "")
     return [f"**With this machine's noise: RRMSE {100 * n['rrmse']:.2f} %** (mean error {n['mean_error_ns'] / 1e9:+.5f} s"
-            f"{slope}). {len(n['files'])} llamp-noise recordings ({', '.join(n['files'])}; spinning CPUs lost {spread} "
+            f"{slope}). {len(n['files'])} llamp-noise recordings ({', '.join(n['files'])}{added}; spinning CPUs lost {spread} "
             f"of their time to detours) replayed by `llamp analyze --noise` ({n['samples']} phases, "
             f"analysis-noise.json): every wait for another rank ends only after a detour that began during it and covers its end "
             f"(docs/analyzer.md, 'Machine noise'){_resume_sentence(n)}. The model above has no noise; the difference "

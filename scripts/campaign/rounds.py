@@ -20,10 +20,14 @@ traced runs launched back to back after the measured runs sampled another state 
 than the runs they predict (2026-11-27, app_persistent: the last eleven of 25 traced runs came
 after the eight rounds, two of them, and their reference runs, took 1.6-2.1 s where every measured
 run at ΔL = 0 took 0.86 s on average; the mean prediction's T(0) came out 16 % high).
+
+For the same reason an added round brings the llamp-noise recordings that keep their density what
+--noise-runs over the planned rounds was (noise.count_for_rounds), in the middle of its runs: the
+prediction with noise replays the machine of the whole campaign, not of its first rounds.
 """
 import math
 
-from . import ensemble, prepare, runs, schedule, stats
+from . import ensemble, noise, prepare, runs, schedule, stats
 
 
 def rounds_in(slots):
@@ -158,11 +162,21 @@ def run_until_floor(campaign, log):
         elif traces:
             why.append(f"traced run {first} of at most {campaign.max_trace_runs} among its runs (one in every added "
                        f"round)")
+        recordings = noise.missing(campaign)
+        if recordings:
+            which = (f"noise recording {recordings[0]}" if len(recordings) == 1
+                     else f"noise recordings {recordings[0]}..{recordings[-1]}")
+            why.append(f"{which} among its runs (--noise-runs {campaign.noise_runs} per {campaign.reps} rounds)")
         log(f"{'; '.join(why)}: round {new[0].round + 1} of at most {campaign.max_reps}")
         before = {}
         for i in range(traces):  # evenly among the round's runs, the first before its first run
             before.setdefault(new[min(len(new) - 1, i * len(new) // traces)].slot, []).append(first + i)
+        noise_before = {}
+        for i, k in enumerate(recordings):  # evenly among the round's runs, centred
+            noise_before.setdefault(new[(2 * i + 1) * len(new) // (2 * len(recordings))].slot, []).append(k)
         for s in new:
             for k in before.get(s.slot, []):
                 prepare.trace_once(campaign, k, log, reason)
+            for k in noise_before.get(s.slot, []):
+                noise.record_once(campaign, k, log)
             runs.run_slot(campaign, s, log)

@@ -87,15 +87,20 @@ class LocalCampaignTest(unittest.TestCase):
                     self.assertIn(" -bind-to core -n 2 ", f.readline())
         self.assertGreaterEqual(report["rrmse"], 0)
         self.assertEqual(len(report["tolerance"]), 3)
-        # Three noise recordings (the default --noise-runs), 2 and 3 among the measured runs, and
-        # the prediction with them at every ΔL.
-        for k in (1, 2, 3):
+        # Three noise recordings over the two planned rounds (the default --noise-runs), 2 and 3 among
+        # the measured runs; the added third round keeps that share (3 rounds x 3/2, rounded up: 5) and
+        # brings 4 and 5 among its runs, before its last. The prediction with noise uses all five.
+        for k in (1, 2, 3, 4, 5):
             self.assertTrue(os.path.getsize(os.path.join(out, f"noise-{k}.json")) > 0, k)
-        for k in (2, 3):
+        planned_end = max(r["started_unix"] for r in report_records(out) if r["round"] < 2)
+        for k in (2, 3, 4, 5):
             done_at = os.path.getmtime(os.path.join(out, f"noise-{k}.json"))
             self.assertTrue(started[0] < done_at < started[-1], (k, done_at, started))
+            if k > 3:
+                self.assertGreater(done_at, planned_end, k)
         noise = report["with_noise"]
-        self.assertEqual(noise["files"], ["noise-1.json", "noise-2.json", "noise-3.json"])
+        self.assertEqual(noise["files"], [f"noise-{k}.json" for k in range(1, 6)])
+        self.assertEqual(noise["planned_recordings"], 3)
         self.assertGreaterEqual(noise["rrmse"], 0)
         # ... which the campaign is judged by; the LogGPS prediction alone stays in `rrmse`.
         self.assertEqual((report["judged"]["prediction"], report["judged"]["rrmse"]),
@@ -135,6 +140,7 @@ class LocalCampaignTest(unittest.TestCase):
         self.assertEqual(measurement["cold_copy_median_ns"], [hot, after])
         self.assertIn("A core that waited comes back cold: a 16 KiB copy took", markdown)
         self.assertIn("Rounds: 3 (2 planned; --floor-target 0.0001 %", markdown)
+        self.assertIn("noise-5.json; 2 of them in the rounds added after the planned ones", markdown)
         self.assertIn("--trace-floor-target 0.0001 %: 2 traced run(s) added among the added rounds' runs while that "
                       "floor was above it, up to --max-trace-runs 5 and --max-reps; it stayed above (about ", markdown)
         self.assertIn("The noise floor stayed above 0.0001 % (--max-reps); about ", markdown)

@@ -10,7 +10,7 @@ import unittest
 from campaign_testlib import temp_dir
 from test_report import write_record
 
-from campaign import config, ensemble, prepare, report, rounds, runs, schedule
+from campaign import config, ensemble, noise, prepare, report, rounds, runs, schedule
 
 
 def campaign_with_runs(test, target_pct, max_reps):
@@ -185,6 +185,54 @@ class TraceFloorTest(unittest.TestCase):
         c = self.campaign(0.0, 2)
         self.assertFalse(rounds.wants_another_trace(c, None))
         self.assertFalse(rounds.wants_another_trace(c, 0.5))
+
+
+class NoiseRecordingsTest(unittest.TestCase):
+    """Added rounds bring llamp-noise recordings, so that the prediction with noise replays the machine
+    of the campaign's whole time (the host's noise drifts over minutes)."""
+
+    def campaign(self, noise_runs):
+        c = campaign_with_runs(self, target_pct=0.5, max_reps=8)  # 2 planned rounds
+        c.noise_runs, c.tools.noise = noise_runs, "/usr/bin/true"
+        return c
+
+    def recorded(self, c, *ks):
+        for k in ks:
+            with open(noise.noise_path(c, k), "w") as f:
+                f.write("{}")
+
+    def test_the_planned_rounds_ask_for_the_planned_recordings(self):
+        c = self.campaign(3)
+        self.assertEqual(noise.count_for_rounds(c), 3)
+        self.recorded(c, 1, 2, 3)
+        self.assertEqual(noise.missing(c), [])
+
+    def test_every_added_round_keeps_the_planned_share_of_recordings_per_round(self):
+        c = self.campaign(3)
+        self.recorded(c, 1, 2, 3)
+        # 3 recordings over 2 rounds: 1.5 per round, rounded up as rounds are added.
+        asked = []
+        for _ in range(4):
+            rounds.add_round(c)
+            asked.append(noise.count_for_rounds(c))
+            self.recorded(c, *noise.missing(c))
+        self.assertEqual(asked, [5, 6, 8, 9])
+        self.assertEqual([os.path.basename(p) for p in noise.recorded(c)],
+                         [f"noise-{k}.json" for k in range(1, 10)])
+
+    def test_an_added_round_asks_only_for_what_is_not_there(self):
+        c = self.campaign(1)
+        self.recorded(c, 1)
+        rounds.add_round(c)  # 1 per 2 rounds: 3 rounds ask for 2
+        self.assertEqual(noise.missing(c), [2])
+        self.recorded(c, 2)
+        rounds.add_round(c)  # 4 rounds: still 2
+        self.assertEqual(noise.missing(c), [])
+
+    def test_none_without_noise(self):
+        c = self.campaign(0)
+        rounds.add_round(c)
+        self.assertEqual((noise.count_for_rounds(c), noise.missing(c)), (0, []))
 
 
 if __name__ == "__main__":
