@@ -298,7 +298,8 @@ int run(int argc, char** argv, int rank, llamp::tools::ToolPhase& phase) {
         ". Then every rank timed a block of eight MPI calls on MPI_COMM_SELF (Bcast, Allreduce, Allgather, "
         "Alltoall, twice) right after spinning for each length of resume.after_ns, {} times each in rotating order, "
         "each after a barrier and one untimed pass, then twelve other MPI calls on MPI_COMM_SELF (Gather, Scatter, "
-        "Reduce, Scan, their v variants, Reduce_scatter, Exscan, Reduce_local, each twice) right after the block; "
+        "Reduce, Scan, Gatherv, Scatterv, Allgatherv, Alltoallv, Reduce_scatter, Reduce_scatter_block, Exscan, "
+        "Reduce_local, each twice) right after the block; "
         "resume.after_ns and resume.following_ns hold the mean of each length's times of the two without their top 2 "
         "%",
         resume_reps);
