@@ -146,7 +146,7 @@ void record_probe(Call c, uint64_t t0, uint64_t t1, int rc, const ProbeArgs& a) 
     e.completions.push_back(received(ci, *a.status, 0, 0));
     if (a.message) {
       Runtime& rt = runtime();
-      e.request = rt.next_message.fetch_add(1, std::memory_order_relaxed);
+      e.request = ts.message_ids.take(rt.next_message);
       rt.messages.put(handle_key(*a.message), {e.request, reinterpret_cast<uint64_t>(ci)});
     }
   }

@@ -212,19 +212,28 @@ SharedHandleRequests& shared_handle_requests() {
 }
 }  // namespace
 
+// Kept out of add_request's frame: the value is built from registers, never reloaded from a
+// stack slot written as two halves. Such a reload cannot be forwarded from the store buffer and
+// waits for every older store to reach the cache, right after an eager MPI_Isend has queued its
+// copy into the peer's shared memory ("Ids without an atomic per call", docs/tracer.md).
+[[gnu::noinline]] static void push_shared_request(uint64_t key, uint64_t id, uint64_t aux) {
+  SharedHandleRequests& p = shared_handle_requests();
+  const auto lock = p.lock();
+  std::deque<HandleTable::Value>* q = p.find(key);
+  if (!q) q = &p.fifos.emplace_back(SharedHandleRequests::Fifo{key, {}}).outstanding;
+  // Field by field: a whole Value is a 16-byte copy that GCC stages through the stack.
+  HandleTable::Value& v = q->emplace_back();
+  v.id = id;
+  v.aux = aux;
+}
+
 uint64_t add_request(MPI_Request r, const void* comm_info, uint64_t bits) {
   Runtime& rt = runtime();
-  const uint64_t id = rt.next_request.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t id = thread_state().request_ids.take(rt.next_request);
   const uint64_t key = handle_key(r);
-  const HandleTable::Value value{id, reinterpret_cast<uint64_t>(comm_info) | bits};
-  if (bits & kReqSharedHandle) {
-    SharedHandleRequests& p = shared_handle_requests();
-    const auto lock = p.lock();
-    std::deque<HandleTable::Value>* q = p.find(key);
-    if (!q) q = &p.fifos.emplace_back(SharedHandleRequests::Fifo{key, {}}).outstanding;
-    q->push_back(value);
-  }
-  rt.requests.put(key, value);
+  const uint64_t aux = reinterpret_cast<uint64_t>(comm_info) | bits;
+  if (bits & kReqSharedHandle) push_shared_request(key, id, aux);
+  rt.requests.put(key, {id, aux});
   return id;
 }
 
