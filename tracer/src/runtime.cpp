@@ -212,16 +212,16 @@ SharedHandleRequests& shared_handle_requests() {
 }
 }  // namespace
 
-// Kept out of add_request's frame: the value is built from registers, never reloaded from a
-// stack slot written as two halves. Such a reload cannot be forwarded from the store buffer and
-// waits for every older store to reach the cache, right after an eager MPI_Isend has queued its
-// copy into the peer's shared memory ("Ids without an atomic per call", docs/tracer.md).
+// The rare path, kept out of add_request's frame.
 [[gnu::noinline]] static void push_shared_request(uint64_t key, uint64_t id, uint64_t aux) {
   SharedHandleRequests& p = shared_handle_requests();
   const auto lock = p.lock();
   std::deque<HandleTable::Value>* q = p.find(key);
   if (!q) q = &p.fifos.emplace_back(SharedHandleRequests::Fifo{key, {}}).outstanding;
-  // Field by field: a whole Value is a 16-byte copy that GCC stages through the stack.
+  // Field by field: GCC stages a whole Value's copy through the stack as two 8-byte stores and
+  // one 16-byte load, which cannot be forwarded and so waits for every older store to reach the
+  // cache, right after an eager MPI_Isend has queued its copy into the peer's shared memory
+  // ("Ids without an atomic per call", docs/tracer.md).
   HandleTable::Value& v = q->emplace_back();
   v.id = id;
   v.aux = aux;
