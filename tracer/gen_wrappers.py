@@ -87,6 +87,11 @@ FAMILIES = {
 # Families whose recorder needs a look at the arguments before PMPI runs (request handles that
 # the call will overwrite with MPI_REQUEST_NULL, Abort's flush, ...): <recorder>_before(call, a).
 BEFORE = {"abort", "request_free", "cancel", "mrecv", "completion", "comm_free"}
+# Families whose event is started before PMPI runs, from the arguments alone: <prepare>(call, t0, a).
+# The tracer's work between the MPI library's return and the application's next instruction is what
+# shifts the application's timing against its peers (docs/tracer.md, "Work before the call").
+PREPARE = {"send": "prepare_p2p", "recv": "prepare_p2p", "isend": "prepare_p2p", "irecv": "prepare_p2p",
+           "send_init": "prepare_p2p", "recv_init": "prepare_p2p"}
 
 # What each group of untraced calls is, and its calls (those the MPI library lacks are skipped).
 UNTRACED = {
@@ -187,20 +192,23 @@ def wrapper(name, family, params, where, large_count=False):
     fast = (f"  if (!::llamp::tracer::tracing()) return PMPI_{symbol}({raw_args});\n"
             if gate == "tracing" else "")
     before = f"  LLAMP_TRACER_GUARD(::llamp::tracer::{recorder}_before({call}, a));\n" if family in BEFORE else ""
+    if family in PREPARE:
+        before += f"  LLAMP_TRACER_GUARD(::llamp::tracer::{PREPARE[family]}({call}, t0, a));\n"
     mark = "  ::llamp::tracer::thread_state().large_count = true;\n" if large_count else ""
     body = "\n".join(x for x in ["\n".join(pre), "\n".join(fill)] if x)
     # t0 is taken before the tracer's own work for the call and the event's end is stamped when
     # it is encoded (runtime.cpp, emit), so the gaps between calls - the computation schedgen
     # models - hold no tracer time.
-    return (f"extern \"C\" LLAMP_TRACER_EXPORT int MPI_{symbol}({decls}) {{\n"
+    attrs = "__attribute__((flatten)) " if family in PREPARE else ""
+    return (f"extern \"C\" LLAMP_TRACER_EXPORT {attrs}int MPI_{symbol}({decls}) {{\n"
             f"{fast}"
             f"  const uint64_t t0 = ::llamp::tracer::call_begin();\n"
             f"  ::llamp::tracer::{struct} a{{}};\n"
             f"{body}\n"
+            f"{mark}"
             f"{before}"
             f"  const int rc = PMPI_{symbol}({', '.join(args)});\n"
             f"  const uint64_t t1 = ::llamp::tracer::call_end();\n"
-            f"{mark}"
             f"  LLAMP_TRACER_GUARD(::llamp::tracer::{recorder}({call}, t0, t1, rc, a));\n"
             f"  return rc;\n"
             f"}}\n")

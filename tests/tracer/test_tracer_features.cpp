@@ -327,6 +327,56 @@ TEST(TracerTypes, BytesAreTheTypeSizeForPredefinedPairAndDerivedTypes) {
   }
 }
 
+// Point-to-point events are started before the MPI call (prepare_p2p). An error handler that
+// calls MPI inside the failing call records its own event in between; the send's event must
+// still come out whole, after the handler's, flagged failed.
+TEST(TracerPrepared, AnErrorHandlerCallingMpiInsideASendKeepsBothEvents) {
+  const std::string work = scratch_dir("errhandler");
+  RunResult r = run_mpi(2, LLAMP_PROG_ERRHANDLER, "", {{"LLAMP_TRACE_DIR", work + "/trace"}}, work);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_NE(r.output.find("handler-calls: 1"), std::string::npos) << r.output;
+  ASSERT_NE(r.output.find("send-rc-ok: 0"), std::string::npos) << r.output;
+  trace::TraceDir dir = trace::TraceDir::open(work + "/trace");
+  auto events = all_events(dir);
+  ASSERT_EQ(events.size(), 2u);
+  const std::vector<Event>& rank0 = events[0];
+  const auto sends = of_call(rank0, Call::Send);
+  ASSERT_EQ(sends.size(), 1u);
+  const Event& send = *sends[0];
+  EXPECT_TRUE(send.flags & trace::kFlagFailed);
+  EXPECT_EQ(send.tag, 7);
+  EXPECT_EQ(send.bytes, 3 * sizeof(int));
+  EXPECT_EQ(send.peer, trace::kNoRank);  // rank 5 of a 2-rank communicator
+  EXPECT_NE(send.comm, trace::kCommWorld);
+  EXPECT_LE(send.t_start_ns, send.t_end_ns);
+  // The handler's barrier, on MPI_COMM_SELF, inside the send's time and recorded before it.
+  const auto barrier = std::find_if(rank0.begin(), rank0.end(), [](const Event& e) {
+    return e.call == Call::Barrier && e.comm == trace::comm_self_id(0);
+  });
+  ASSERT_NE(barrier, rank0.end());
+  EXPECT_LT(barrier - rank0.begin(), sends[0] - rank0.data());
+  EXPECT_GE(barrier->t_start_ns, send.t_start_ns);
+  EXPECT_LE(barrier->t_end_ns, send.t_end_ns);
+  // The exchange after it on both ranks: one Isend to the peer, one Irecv, completed by Waitall.
+  for (int rank = 0; rank < 2; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    const auto isends = of_call(events[rank], Call::Isend);
+    const auto irecvs = of_call(events[rank], Call::Irecv);
+    const auto waits = of_call(events[rank], Call::Waitall);
+    ASSERT_EQ(isends.size(), 1u);
+    ASSERT_EQ(irecvs.size(), 1u);
+    ASSERT_EQ(waits.size(), 1u);
+    EXPECT_EQ(isends[0]->peer, 1 - rank);
+    EXPECT_EQ(isends[0]->tag, 8);
+    EXPECT_EQ(irecvs[0]->peer, trace::kAnySource);
+    EXPECT_NE(isends[0]->request, irecvs[0]->request);
+    ASSERT_EQ(waits[0]->completions.size(), 2u);
+    EXPECT_EQ(waits[0]->completions[0].request, irecvs[0]->request);
+    EXPECT_EQ(waits[0]->completions[0].source, 1 - rank);
+    EXPECT_EQ(waits[0]->completions[1].request, isends[0]->request);
+  }
+}
+
 TEST(TracerKill, KilledRanksLeaveReadableTruncatedTraces) {
   const std::string work = scratch_dir("kill");
   const std::string trace_dir = work + "/trace", pids = work + "/pids";

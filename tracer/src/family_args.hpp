@@ -8,6 +8,8 @@
 
 namespace llamp::tracer {
 
+struct CommInfo;  // comm_registry.hpp
+
 struct NoArgs {};
 
 struct InitArgs {
@@ -34,6 +36,10 @@ struct P2PArgs {
   MPI_Request* request = nullptr;  // nonblocking and persistent
   MPI_Status* status = nullptr;    // blocking receive (never MPI_STATUS_IGNORE: substituted)
   bool status_ignored = false;
+  // Set by prepare_p2p before the call: the event it started (ThreadState::events_started) and
+  // the communicator's info; 0 / null when it did not run.
+  uint64_t prepared = 0;
+  const CommInfo* ci = nullptr;
 };
 
 struct SendrecvArgs {

@@ -29,16 +29,39 @@ const CommInfo* fill_p2p(trace::Event& e, const P2PArgs& a) {
 
 }  // namespace
 
+void prepare_p2p(Call c, uint64_t t0, P2PArgs& a) {
+  ThreadState& ts = thread_state();
+  a.ci = fill_p2p(start_event(ts, c, t0, 0, MPI_SUCCESS), a);
+  a.prepared = ts.events_started;
+}
+
+namespace {
+// The event prepare_p2p started, finished; or, where it did not run or another event was
+// started on this thread since (an error handler that calls MPI inside the call), a new one.
+trace::Event& p2p_event(ThreadState& ts, Call c, uint64_t t0, uint64_t t1, int rc, const P2PArgs& a,
+                        const CommInfo*& ci) {
+  if (a.prepared != 0 && a.prepared == ts.events_started) [[likely]] {
+    finish_event(ts, t1, rc);
+    ci = a.ci;
+    return ts.event;
+  }
+  trace::Event& e = start_event(ts, c, t0, t1, rc);
+  ci = fill_p2p(e, a);
+  return e;
+}
+}  // namespace
+
 void record_send(Call c, uint64_t t0, uint64_t t1, int rc, const P2PArgs& a) {
   ThreadState& ts = thread_state();
-  fill_p2p(start_event(ts, c, t0, t1, rc), a);
+  const CommInfo* ci;
+  p2p_event(ts, c, t0, t1, rc, a, ci);
   emit(ts);
 }
 
 void record_recv(Call c, uint64_t t0, uint64_t t1, int rc, const P2PArgs& a) {
   ThreadState& ts = thread_state();
-  trace::Event& e = start_event(ts, c, t0, t1, rc);
-  const CommInfo* ci = fill_p2p(e, a);
+  const CommInfo* ci;
+  trace::Event& e = p2p_event(ts, c, t0, t1, rc, a, ci);
   if (a.status_ignored) e.flags |= trace::kFlagStatusIgnored;
   if (rc == MPI_SUCCESS) e.completions.push_back(received(ci, *a.status, 0, 0));
   emit(ts);
@@ -63,8 +86,8 @@ void record_sendrecv(Call c, uint64_t t0, uint64_t t1, int rc, const SendrecvArg
 namespace {
 void record_new_request(Call c, uint64_t t0, uint64_t t1, int rc, const P2PArgs& a, uint64_t bits) {
   ThreadState& ts = thread_state();
-  trace::Event& e = start_event(ts, c, t0, t1, rc);
-  const CommInfo* ci = fill_p2p(e, a);
+  const CommInfo* ci;
+  trace::Event& e = p2p_event(ts, c, t0, t1, rc, a, ci);
   if (rc == MPI_SUCCESS) {
     if ((a.peer == MPI_PROC_NULL || is_builtin_request(*a.request)) && !(bits & kReqPersistent))
       bits |= kReqSharedHandle;

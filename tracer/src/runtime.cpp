@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <deque>
 #include <mutex>
 
 #include "llamp/trace_codec.hpp"
@@ -55,6 +54,7 @@ ThreadState& thread_state() {
 
 trace::Event& start_event(ThreadState& ts, trace::Call call, uint64_t t0, uint64_t t1, int rc) {
   trace::Event& e = ts.event;
+  ++ts.events_started;
   e.call = call;
   e.thread = ts.id;
   e.t_start_ns = t0;
@@ -80,6 +80,12 @@ trace::Event& start_event(ThreadState& ts, trace::Call call, uint64_t t0, uint64
   }
   e.value = 0;
   return e;
+}
+
+void finish_event(ThreadState& ts, uint64_t t1, int rc) {
+  trace::Event& e = ts.event;
+  e.t_end_ns = t1;
+  if (rc != MPI_SUCCESS) e.flags |= trace::kFlagFailed;
 }
 
 std::vector<trace::UntracedCall> untraced_calls_made() {
@@ -190,16 +196,33 @@ namespace {
 // of small-message codes: the lock is taken only under MPI_THREAD_MULTIPLE, where two threads may
 // be inside MPI at once (at other levels the application serializes its calls).
 struct SharedHandleRequests {
+  // Oldest first from `head`: a vector, not a std::deque, because pushing onto a deque stores to
+  // several of its bookkeeping words, right after an eager send where every store waits for a
+  // free store-buffer slot (docs/tracer.md, "Stores after the call").
   struct Fifo {
     uint64_t key;
-    std::deque<HandleTable::Value> outstanding;
+    std::vector<HandleTable::Value> items;
+    size_t head = 0;
+    size_t size() const { return items.size() - head; }
+    void drop(size_t i) {  // i counts from head
+      if (i == 0) {
+        if (++head == items.size()) items.clear(), head = 0;
+      } else {
+        items.erase(items.begin() + static_cast<std::ptrdiff_t>(head + i));
+      }
+      // Keep the dead front from growing without bound when requests outlive many newer ones.
+      if (head > 64 && head * 2 > items.size()) {
+        items.erase(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(head));
+        head = 0;
+      }
+    }
   };
   std::mutex mutex;
   std::vector<Fifo> fifos;
 
-  std::deque<HandleTable::Value>* find(uint64_t key) {
+  Fifo* find(uint64_t key) {
     for (Fifo& f : fifos)
-      if (f.key == key) return &f.outstanding;
+      if (f.key == key) return &f;
     return nullptr;
   }
   std::unique_lock<std::mutex> lock() {
@@ -212,17 +235,16 @@ SharedHandleRequests& shared_handle_requests() {
 }
 }  // namespace
 
-// The rare path, kept out of add_request's frame.
-[[gnu::noinline]] static void push_shared_request(uint64_t key, uint64_t id, uint64_t aux) {
+static void push_shared_request(uint64_t key, uint64_t id, uint64_t aux) {
   SharedHandleRequests& p = shared_handle_requests();
   const auto lock = p.lock();
-  std::deque<HandleTable::Value>* q = p.find(key);
-  if (!q) q = &p.fifos.emplace_back(SharedHandleRequests::Fifo{key, {}}).outstanding;
+  SharedHandleRequests::Fifo* q = p.find(key);
+  if (!q) q = &p.fifos.emplace_back(SharedHandleRequests::Fifo{key, {}, 0});
   // Field by field: GCC stages a whole Value's copy through the stack as two 8-byte stores and
   // one 16-byte load, which cannot be forwarded and so waits for every older store to reach the
   // cache, right after an eager MPI_Isend has queued its copy into the peer's shared memory
   // ("Ids without an atomic per call", docs/tracer.md).
-  HandleTable::Value& v = q->emplace_back();
+  HandleTable::Value& v = q->items.emplace_back();
   v.id = id;
   v.aux = aux;
 }
@@ -240,23 +262,19 @@ uint64_t add_request(MPI_Request r, const void* comm_info, uint64_t bits) {
 HandleTable::Value shared_request(uint64_t key, size_t occurrence) {
   SharedHandleRequests& p = shared_handle_requests();
   const auto lock = p.lock();
-  const std::deque<HandleTable::Value>* q = p.find(key);
+  const SharedHandleRequests::Fifo* q = p.find(key);
   if (!q || occurrence >= q->size()) return {};
-  return (*q)[occurrence];
+  return q->items[q->head + occurrence];
 }
 
 void shared_request_done(uint64_t key, uint64_t id) {
   SharedHandleRequests& p = shared_handle_requests();
   const auto lock = p.lock();
-  std::deque<HandleTable::Value>* q = p.find(key);
-  if (!q || q->empty()) return;
-  if (q->front().id == id) {
-    q->pop_front();
-    return;
-  }
-  for (auto i = q->begin(); i != q->end(); ++i)
-    if (i->id == id) {
-      q->erase(i);
+  SharedHandleRequests::Fifo* q = p.find(key);
+  if (!q) return;
+  for (size_t i = 0; i < q->size(); ++i)
+    if (q->items[q->head + i].id == id) {
+      q->drop(i);
       return;
     }
 }

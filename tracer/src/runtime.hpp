@@ -79,6 +79,7 @@ struct ThreadState {
   Chunk* chunk = nullptr;
   trace::BlockState block;  // codec state of the chunk being filled
   trace::Event event;
+  uint64_t events_started = 0;       // start_event calls: tells a prepared event from a newer one
   bool large_count = false;          // set by an MPI_X_c wrapper for the event it records next
   std::vector<MPI_Status> statuses;  // stands in for MPI_STATUSES_IGNORE
   // Completion calls: what each request was before the call replaced it.
@@ -115,6 +116,10 @@ Runtime& runtime();
 
 // Resets the thread's event for a new call and fills the fields every event has.
 trace::Event& start_event(ThreadState& ts, trace::Call call, uint64_t t0, uint64_t t1, int rc);
+// Completes an event start_event began before the MPI call (with rc MPI_SUCCESS and no end):
+// the call's end stamp and its return code. The counters' deltas are taken at call_begin, so the
+// early start already holds them.
+void finish_event(ThreadState& ts, uint64_t t1, int rc);
 // Stamps the event's end (now: the tracer's work for the call is inside it) and encodes it into
 // the thread's chunk (handing full chunks to the writer).
 void emit(ThreadState& ts);

@@ -49,7 +49,7 @@ size_t max_encoded_size(const Event& e);
 
 // Appends e at p (which must have max_encoded_size(e) bytes free); returns the
 // end. `state` belongs to the block being written and is updated.
-uint8_t* encode_event(uint8_t* p, const Event& e, BlockState& state);
+inline uint8_t* encode_event(uint8_t* p, const Event& e, BlockState& state);
 
 // Decodes exactly `count` events from raw. Reuses the elements of `out`
 // (and their vectors' capacity). Throws llamp::Error naming `where` and the
@@ -58,3 +58,5 @@ void decode_events(std::span<const uint8_t> raw, uint32_t count, uint64_t base_n
                    std::vector<Event>& out, const std::string& where);
 
 }  // namespace llamp::trace
+
+#include "llamp/trace_encoder.hpp"  // encode_event, inline
