@@ -89,7 +89,7 @@ FAMILIES = {
 BEFORE = {"abort", "request_free", "cancel", "mrecv", "completion", "comm_free"}
 # Families whose event is started before PMPI runs, from the arguments alone: <prepare>(call, t0, a).
 # The tracer's work between the MPI library's return and the application's next instruction is what
-# shifts the application's timing against its peers (docs/tracer.md, "Work before the call").
+# shifts the application's timing against its peers (docs/tracer.md, "Stores after the call").
 PREPARE = {"send": "prepare_p2p", "recv": "prepare_p2p", "isend": "prepare_p2p", "irecv": "prepare_p2p",
            "send_init": "prepare_p2p", "recv_init": "prepare_p2p"}
 

@@ -33,7 +33,7 @@ void record_abort_before(Call c, AbortArgs& a);
 void record_abort(Call c, uint64_t t0, uint64_t t1, int rc, const AbortArgs& a);
 
 // Point-to-point calls start their event before the MPI call, from the arguments alone, so that
-// after it only the end, the request and the encoding remain (docs/tracer.md, "Work before the
+// after it only the end, the request and the encoding remain (docs/tracer.md, "Stores after the
 // call").
 void prepare_p2p(Call c, uint64_t t0, P2PArgs& a);
 void record_send(Call c, uint64_t t0, uint64_t t1, int rc, const P2PArgs& a);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "llamp/trace_codec.hpp"  // FieldBit, BlockState; it includes this file at its end
 #include "llamp/trace_event.hpp"
 #include "llamp/varint.hpp"
 
