@@ -91,7 +91,13 @@ BEFORE = {"abort", "request_free", "cancel", "mrecv", "completion", "comm_free"}
 # The tracer's work between the MPI library's return and the application's next instruction is what
 # shifts the application's timing against its peers (docs/tracer.md, "Stores after the call").
 PREPARE = {"send": "prepare_p2p", "recv": "prepare_p2p", "isend": "prepare_p2p", "irecv": "prepare_p2p",
-           "send_init": "prepare_p2p", "recv_init": "prepare_p2p"}
+           "send_init": "prepare_p2p", "recv_init": "prepare_p2p", "collective": "prepare_collective",
+           "icollective": "prepare_collective", "collective_init": "prepare_collective"}
+# Wrappers with everything they call inlined (LTO): the recording after the call then pushes no
+# registers of its own, and a collective's fill_collective folds to its call's case. The slow paths
+# they would otherwise inline (the writer's, the vectors', registering a communicator) are
+# [[gnu::noinline]] where they are defined.
+FLATTEN = set(PREPARE) | {"completion"}
 
 # What each group of untraced calls is, and its calls (those the MPI library lacks are skipped).
 UNTRACED = {
@@ -199,7 +205,7 @@ def wrapper(name, family, params, where, large_count=False):
     # t0 is taken before the tracer's own work for the call and the event's end is stamped when
     # it is encoded (runtime.cpp, emit), so the gaps between calls - the computation schedgen
     # models - hold no tracer time.
-    attrs = "__attribute__((flatten)) " if family in PREPARE else ""
+    attrs = "__attribute__((flatten)) " if family in FLATTEN else ""
     return (f"extern \"C\" LLAMP_TRACER_EXPORT {attrs}int MPI_{symbol}({decls}) {{\n"
             f"{fast}"
             f"  const uint64_t t0 = ::llamp::tracer::call_begin();\n"

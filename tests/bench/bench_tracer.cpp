@@ -96,6 +96,31 @@ void BM_AddedPerCall_PingPong(benchmark::State& state) {
 }
 BENCHMARK(BM_AddedPerCall_PingPong)->Iterations(100)->Unit(benchmark::kMillisecond);
 
+// 8 B MPI_Allreduce over both ranks: one intercepted call per round, its messages on the
+// critical path, as in a solver's dot products.
+void BM_AddedPerCall_Allreduce(benchmark::State& state) {
+  double in = 1.0, out = 0.0;
+  paired_batches(state, 1, [&](int rounds) {
+    for (int i = 0; i < rounds; ++i) MPI_Allreduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  });
+}
+BENCHMARK(BM_AddedPerCall_Allreduce)->Iterations(100)->Unit(benchmark::kMillisecond);
+
+// MPI_Alltoallv with one double per peer: a v-collective, whose event lists bytes per rank.
+void BM_AddedPerCall_Alltoallv(benchmark::State& state) {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::vector<double> in(static_cast<size_t>(size), 1.0), out(static_cast<size_t>(size));
+  std::vector<int> counts(static_cast<size_t>(size), 1), displs(static_cast<size_t>(size));
+  for (int j = 0; j < size; ++j) displs[static_cast<size_t>(j)] = j;
+  paired_batches(state, 1, [&](int rounds) {
+    for (int i = 0; i < rounds; ++i)
+      MPI_Alltoallv(in.data(), counts.data(), displs.data(), MPI_DOUBLE, out.data(), counts.data(), displs.data(),
+                    MPI_DOUBLE, MPI_COMM_WORLD);
+  });
+}
+BENCHMARK(BM_AddedPerCall_Alltoallv)->Iterations(100)->Unit(benchmark::kMillisecond);
+
 // The codec alone: one halo-like Isend event encoded into a block buffer.
 void BM_EncodeIsendEvent(benchmark::State& state) {
   llamp::trace::Event e;

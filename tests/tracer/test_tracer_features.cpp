@@ -330,12 +330,13 @@ TEST(TracerTypes, BytesAreTheTypeSizeForPredefinedPairAndDerivedTypes) {
 // Point-to-point events are started before the MPI call (prepare_p2p). An error handler that
 // calls MPI inside the failing call records its own event in between; the send's event must
 // still come out whole, after the handler's, flagged failed.
-TEST(TracerPrepared, AnErrorHandlerCallingMpiInsideASendKeepsBothEvents) {
+TEST(TracerPrepared, AnErrorHandlerCallingMpiInsideASendOrACollectiveKeepsBothEvents) {
   const std::string work = scratch_dir("errhandler");
   RunResult r = run_mpi(2, LLAMP_PROG_ERRHANDLER, "", {{"LLAMP_TRACE_DIR", work + "/trace"}}, work);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  ASSERT_NE(r.output.find("handler-calls: 1"), std::string::npos) << r.output;
+  ASSERT_NE(r.output.find("handler-calls: 2"), std::string::npos) << r.output;
   ASSERT_NE(r.output.find("send-rc-ok: 0"), std::string::npos) << r.output;
+  ASSERT_NE(r.output.find("bcast-rc-ok: 0"), std::string::npos) << r.output;
   trace::TraceDir dir = trace::TraceDir::open(work + "/trace");
   auto events = all_events(dir);
   ASSERT_EQ(events.size(), 2u);
@@ -374,6 +375,26 @@ TEST(TracerPrepared, AnErrorHandlerCallingMpiInsideASendKeepsBothEvents) {
     EXPECT_EQ(waits[0]->completions[0].request, irecvs[0]->request);
     EXPECT_EQ(waits[0]->completions[0].source, 1 - rank);
     EXPECT_EQ(waits[0]->completions[1].request, isends[0]->request);
+  }
+  // The failed Bcast on both ranks (prepare_collective): its own fields, and the handler's barrier
+  // recorded right before it, inside its time.
+  for (int rank = 0; rank < 2; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    const std::vector<Event>& ev = events[rank];
+    const auto bcasts = of_call(ev, Call::Bcast);
+    ASSERT_EQ(bcasts.size(), 1u);
+    const Event& bcast = *bcasts[0];
+    EXPECT_TRUE(bcast.flags & trace::kFlagFailed);
+    EXPECT_EQ(bcast.bytes, 3 * sizeof(int));
+    EXPECT_EQ(bcast.root, trace::kNoRank);  // rank 5 of a 2-rank communicator
+    EXPECT_EQ(bcast.comm, send.comm);
+    const size_t at = static_cast<size_t>(bcasts[0] - ev.data());
+    ASSERT_GT(at, 0u);
+    const Event& before = ev[at - 1];
+    EXPECT_EQ(before.call, Call::Barrier);
+    EXPECT_EQ(before.comm, trace::comm_self_id(static_cast<uint32_t>(rank)));
+    EXPECT_GE(before.t_start_ns, bcast.t_start_ns);
+    EXPECT_LE(before.t_end_ns, bcast.t_end_ns);
   }
 }
 

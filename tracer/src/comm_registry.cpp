@@ -35,7 +35,8 @@ std::vector<int32_t> world_ranks_of(MPI_Group g) {
   return {out.begin(), out.end()};
 }
 
-CommInfo* make_info(MPI_Comm c, uint64_t id) {
+// Out of line: the flattened wrappers (gen_wrappers.py FLATTEN) must not inline it.
+[[gnu::noinline]] CommInfo* make_info(MPI_Comm c, uint64_t id) {
   auto info = std::make_unique<CommInfo>();
   info->id = id;
   int inter = 0;

@@ -124,6 +124,9 @@ struct CollArgs {
   int root = MPI_PROC_NULL - 1000;  // "no root" (MPI_PROC_NULL and MPI_ROOT are meaningful)
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Request* request = nullptr;  // nonblocking collectives
+  // Set by prepare_collective before the call, as P2PArgs' by prepare_p2p.
+  uint64_t prepared = 0;
+  const CommInfo* ci = nullptr;
 };
 inline constexpr int kNoRootArg = MPI_PROC_NULL - 1000;
 

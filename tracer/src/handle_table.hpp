@@ -44,9 +44,7 @@ class HandleTable {
       s->id.store(v.id, std::memory_order_release);
       return;
     }
-    std::lock_guard lock(overflow_mutex_);
-    overflow_[key] = v;
-    has_overflow_.store(true, std::memory_order_release);
+    put_overflow(key, v);
   }
 
   Value get(uint64_t key) const {
@@ -71,9 +69,7 @@ class HandleTable {
       }
       if (k == 0) return;
     }
-    if (!has_overflow_.load(std::memory_order_acquire)) return;
-    std::lock_guard lock(overflow_mutex_);
-    overflow_.erase(key);
+    if (has_overflow_.load(std::memory_order_acquire)) erase_overflow(key);
   }
 
  private:
@@ -97,7 +93,19 @@ class HandleTable {
     return nullptr;
   }
 
-  Value get_overflow(uint64_t key) const {
+  // The overflow map's paths out of line: flattened wrappers inline the table's fast path only.
+  [[gnu::noinline]] void put_overflow(uint64_t key, Value v) {
+    std::lock_guard lock(overflow_mutex_);
+    overflow_[key] = v;
+    has_overflow_.store(true, std::memory_order_release);
+  }
+
+  [[gnu::noinline]] void erase_overflow(uint64_t key) {
+    std::lock_guard lock(overflow_mutex_);
+    overflow_.erase(key);
+  }
+
+  [[gnu::noinline]] Value get_overflow(uint64_t key) const {
     if (!has_overflow_.load(std::memory_order_acquire)) return {};
     std::lock_guard lock(overflow_mutex_);
     auto it = overflow_.find(key);

@@ -11,7 +11,10 @@ namespace {
 
 // The blocking call with the same arguments as `c` (a nonblocking or persistent collective).
 Call blocking_of(Call c) {
-  if (const auto started = trace::started_collective(c)) c = *started;  // MPI_Allreduce_init -> MPI_Iallreduce
+  // MPI_Allreduce_init -> MPI_Iallreduce. The family test first: it folds away in a wrapper, the
+  // table's lookup (a guarded static, out of line) does not.
+  if (trace::call_family(c) == trace::Family::collective_init)
+    if (const auto started = trace::started_collective(c)) c = *started;
   switch (c) {
     case Call::Ibarrier:
       return Call::Barrier;
@@ -62,8 +65,10 @@ Call blocking_of(Call c) {
   }
 }
 
+// The per-rank lists and the neighbor lists out of line: the flattened wrappers (gen_wrappers.py
+// FLATTEN) inline the rest of fill_collective, one case of its switch per call.
 template <typename Count>
-void per_rank_of(std::vector<uint64_t>& out, const Count* counts, MPI_Datatype type, size_t n) {
+[[gnu::noinline]] void per_rank_of(std::vector<uint64_t>& out, const Count* counts, MPI_Datatype type, size_t n) {
   const uint64_t size = bytes_of(1, type);
   out.resize(n);
   for (size_t i = 0; i < n; ++i) out[i] = counts[i] > 0 ? static_cast<uint64_t>(counts[i]) * size : 0;
@@ -75,26 +80,29 @@ void per_rank(std::vector<uint64_t>& out, const int* counts, const MPI_Count* co
   if (counts_c) per_rank_of(out, counts_c, type, n);
 }
 
-void per_rank_w(std::vector<uint64_t>& out, const int* counts, const MPI_Count* counts_c, const MPI_Datatype* types,
-                size_t n) {
+[[gnu::noinline]] void per_rank_w(std::vector<uint64_t>& out, const int* counts, const MPI_Count* counts_c,
+                                  const MPI_Datatype* types, size_t n) {
   if ((!counts && !counts_c) || !types) return;
   out.resize(n);
   for (size_t i = 0; i < n; ++i) out[i] = bytes_of(counts ? counts[i] : counts_c[i], types[i]);
 }
 
-// Neighbor collectives (false for any other call): MPI forbids MPI_IN_PLACE here, and the blocks
-// go to and come from the neighbors only.
-bool fill_neighbor(trace::Event& e, Call blocking, const CollArgs& a, const CommInfo& ci) {
+bool is_neighbor(Call blocking) {
   switch (blocking) {
     case Call::Neighbor_allgather:
     case Call::Neighbor_allgatherv:
     case Call::Neighbor_alltoall:
     case Call::Neighbor_alltoallv:
     case Call::Neighbor_alltoallw:
-      break;
+      return true;
     default:
       return false;
   }
+}
+
+// Neighbor collectives: MPI forbids MPI_IN_PLACE here, and the blocks go to and come from the
+// neighbors only.
+[[gnu::noinline]] void fill_neighbor(trace::Event& e, Call blocking, const CollArgs& a, const CommInfo& ci) {
   topology_neighbors(a.comm, ci, e.sources, e.destinations);
   const size_t in = e.sources.size(), out = e.destinations.size();
   switch (blocking) {
@@ -118,14 +126,16 @@ bool fill_neighbor(trace::Event& e, Call blocking, const CollArgs& a, const Comm
     default:
       break;
   }
-  return true;
 }
 
 const CommInfo* fill_collective(trace::Event& e, Call c, const CollArgs& a) {
   const CommInfo* ci = comm_info(a.comm);
   e.comm = ci->id;
   const Call blocking = blocking_of(c);  // once: a table lookup and a switch, on every collective
-  if (fill_neighbor(e, blocking, a, *ci)) return ci;
+  if (is_neighbor(blocking)) {
+    fill_neighbor(e, blocking, a, *ci);
+    return ci;
+  }
   if (ci->inter) e.flags |= trace::kFlagIntercomm;
   const bool in_place = a.sendbuf == MPI_IN_PLACE || a.recvbuf == MPI_IN_PLACE;
   if (in_place) e.flags |= trace::kFlagInPlace;
@@ -215,18 +225,39 @@ const CommInfo* fill_collective(trace::Event& e, Call c, const CollArgs& a) {
   return ci;
 }
 
+// The event prepare_collective started, finished; or a new one where it did not run or another
+// event was started on this thread since (an error handler that calls MPI inside the call).
+trace::Event& collective_event(ThreadState& ts, Call c, uint64_t t0, uint64_t t1, int rc, const CollArgs& a,
+                               const CommInfo*& ci) {
+  if (a.prepared != 0 && a.prepared == ts.events_started) [[likely]] {
+    finish_event(ts, t1, rc);
+    ci = a.ci;
+    return ts.event;
+  }
+  trace::Event& e = start_event(ts, c, t0, t1, rc);
+  ci = fill_collective(e, c, a);
+  return e;
+}
+
 }  // namespace
+
+void prepare_collective(Call c, uint64_t t0, CollArgs& a) {
+  ThreadState& ts = thread_state();
+  a.ci = fill_collective(start_event(ts, c, t0, 0, MPI_SUCCESS), c, a);
+  a.prepared = ts.events_started;
+}
 
 void record_collective(Call c, uint64_t t0, uint64_t t1, int rc, const CollArgs& a) {
   ThreadState& ts = thread_state();
-  fill_collective(start_event(ts, c, t0, t1, rc), c, a);
+  const CommInfo* ci;
+  collective_event(ts, c, t0, t1, rc, a, ci);
   emit(ts);
 }
 
 void record_icollective(Call c, uint64_t t0, uint64_t t1, int rc, const CollArgs& a) {
   ThreadState& ts = thread_state();
-  trace::Event& e = start_event(ts, c, t0, t1, rc);
-  const CommInfo* ci = fill_collective(e, c, a);
+  const CommInfo* ci;
+  trace::Event& e = collective_event(ts, c, t0, t1, rc, a, ci);
   if (rc == MPI_SUCCESS) e.request = add_request(*a.request, ci, shared_handle_bits(*a.request));
   emit(ts);
 }
@@ -235,8 +266,8 @@ void record_icollective(Call c, uint64_t t0, uint64_t t1, int rc, const CollArgs
 // the same across every MPI_Start, as a persistent point-to-point request's does.
 void record_collective_init(Call c, uint64_t t0, uint64_t t1, int rc, const CollArgs& a) {
   ThreadState& ts = thread_state();
-  trace::Event& e = start_event(ts, c, t0, t1, rc);
-  const CommInfo* ci = fill_collective(e, c, a);
+  const CommInfo* ci;
+  trace::Event& e = collective_event(ts, c, t0, t1, rc, a, ci);
   if (rc == MPI_SUCCESS) e.request = add_request(*a.request, ci, kReqPersistent);
   emit(ts);
 }

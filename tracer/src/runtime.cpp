@@ -35,7 +35,7 @@ Threads& threads() {
 // static block and every call reads the pointer at a fixed offset instead of via __tls_get_addr.
 thread_local ThreadState* tls_state __attribute__((tls_model("initial-exec"))) = nullptr;
 
-ThreadState* new_thread_state() {
+[[gnu::noinline]] ThreadState* new_thread_state() {
   Threads& t = threads();
   std::lock_guard lock(t.mutex);
   t.all.push_back(std::make_unique<ThreadState>());
@@ -51,6 +51,29 @@ ThreadState& thread_state() {
     tls_state = new_thread_state();
   return *tls_state;
 }
+
+// The slow paths of start_event and emit, out of line: the flattened wrappers (gen_wrappers.py
+// FLATTEN) inline everything else they call, and these would bring the vectors' and the writer's
+// code into each of them.
+[[gnu::noinline]] static void copy_counters(ThreadState& ts) {
+  ts.event.counters.assign(ts.counters_delta.begin(), ts.counters_delta.end());
+}
+
+// An event larger than a chunk (an Alltoallv on a huge communicator) goes into a block of its own.
+[[gnu::noinline]] static void emit_oversized(ThreadState& ts, ChunkWriter* w, size_t need) {
+  const trace::Event& e = ts.event;
+  w->submit(ts.chunk);
+  ts.chunk = nullptr;
+  Chunk* big = w->oversized(need);
+  big->thread = ts.id;
+  big->base_ns = e.t_start_ns;
+  trace::BlockState state{big->base_ns, 0};
+  big->used = static_cast<size_t>(trace::encode_event(big->data.get(), e, state) - big->data.get());
+  big->count = 1;
+  w->submit(big);
+}
+
+[[gnu::noinline]] static Chunk* next_chunk(ThreadState& ts, ChunkWriter* w) { return ts.chunk = w->exchange(ts.chunk); }
 
 trace::Event& start_event(ThreadState& ts, trace::Call call, uint64_t t0, uint64_t t1, int rc) {
   trace::Event& e = ts.event;
@@ -72,7 +95,8 @@ trace::Event& start_event(ThreadState& ts, trace::Call call, uint64_t t0, uint64
   e.sources.clear();
   e.destinations.clear();
   e.counters.clear();
-  if (g_counters_on && !ts.counters_failed) e.counters.assign(ts.counters_delta.begin(), ts.counters_delta.end());
+  if (g_counters_on && !ts.counters_failed) [[unlikely]]
+    copy_counters(ts);
   e.flags = rc == MPI_SUCCESS ? 0u : static_cast<uint32_t>(trace::kFlagFailed);
   if (ts.large_count) [[unlikely]] {
     e.flags |= trace::kFlagLargeCount;
@@ -126,20 +150,11 @@ void emit(ThreadState& ts) {
   const size_t need = trace::max_encoded_size(e);
   Chunk* c = ts.chunk;
   if (need > w->chunk_bytes()) [[unlikely]] {
-    // One event larger than a chunk (an Alltoallv on a huge communicator): a block of its own.
-    w->submit(c);
-    ts.chunk = nullptr;
-    Chunk* big = w->oversized(need);
-    big->thread = ts.id;
-    big->base_ns = e.t_start_ns;
-    trace::BlockState state{big->base_ns, 0};
-    big->used = static_cast<size_t>(trace::encode_event(big->data.get(), e, state) - big->data.get());
-    big->count = 1;
-    w->submit(big);
+    emit_oversized(ts, w, need);
     return;
   }
-  if (!c || c->used + need > c->capacity) {
-    c = ts.chunk = w->exchange(c);
+  if (!c || c->used + need > c->capacity) [[unlikely]] {
+    c = next_chunk(ts, w);
     if (!c) return;  // writer closed
   }
   if (c->count == 0) {

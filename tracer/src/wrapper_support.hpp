@@ -56,6 +56,8 @@ void record_mrecv(Call c, uint64_t t0, uint64_t t1, int rc, const MrecvArgs& a);
 void record_completion_before(Call c, CompletionArgs& a);
 void record_completion(Call c, uint64_t t0, uint64_t t1, int rc, const CompletionArgs& a);
 
+// Collectives likewise: the event, with the bytes per block or per rank, is filled before the call.
+void prepare_collective(Call c, uint64_t t0, CollArgs& a);
 void record_collective(Call c, uint64_t t0, uint64_t t1, int rc, const CollArgs& a);
 void record_icollective(Call c, uint64_t t0, uint64_t t1, int rc, const CollArgs& a);
 void record_collective_init(Call c, uint64_t t0, uint64_t t1, int rc, const CollArgs& a);

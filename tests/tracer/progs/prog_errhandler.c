@@ -1,8 +1,9 @@
 /* prog_errhandler: an error handler that makes an MPI call while the tracer holds the failing
- * call's event, started before the call (tracer/src/record_p2p.cpp, prepare_p2p). Rank 0 sends
- * to a rank that does not exist on a communicator whose handler calls MPI_Barrier on
- * MPI_COMM_SELF and returns; then both ranks exchange one message normally. Rank 0 prints
- * "handler-calls: N" and "send-rc-ok: 0|1". */
+ * call's event, started before the call (prepare_p2p in tracer/src/record_p2p.cpp,
+ * prepare_collective in record_collective.cpp). On a communicator whose handler calls
+ * MPI_Barrier on MPI_COMM_SELF and returns, rank 0 sends to a rank that does not exist, then
+ * both ranks call MPI_Bcast with a root that does not exist; then both ranks exchange one
+ * message normally. Rank 0 prints "handler-calls: N", "send-rc-ok: 0|1" and "bcast-rc-ok: 0|1". */
 #include <mpi.h>
 #include <stdio.h>
 
@@ -26,9 +27,12 @@ int main(int argc, char **argv) {
   MPI_Comm_create_errhandler(handler, &eh);
   MPI_Comm_set_errhandler(comm, eh);
   int data[3] = {1, 2, 3};
+  int send_rc = MPI_SUCCESS;
+  if (rank == 0) send_rc = MPI_Send(data, 3, MPI_INT, size + 3, 7, comm);
+  const int bcast_rc = MPI_Bcast(data, 3, MPI_INT, size + 3, comm);
   if (rank == 0) {
-    const int rc = MPI_Send(data, 3, MPI_INT, size + 3, 7, comm);
-    printf("handler-calls: %d\nsend-rc-ok: %d\n", handler_calls, rc == MPI_SUCCESS);
+    printf("handler-calls: %d\nsend-rc-ok: %d\nbcast-rc-ok: %d\n", handler_calls, send_rc == MPI_SUCCESS,
+           bcast_rc == MPI_SUCCESS);
     fflush(stdout);
   }
   /* A normal exchange after it: the tracer must still record events as before. */
