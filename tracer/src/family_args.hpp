@@ -26,8 +26,15 @@ struct AbortArgs {
   int errorcode = 0;
 };
 
+// The families whose event is started before the MPI call (gen_wrappers.py PREPARE): the event it
+// started (ThreadState::events_started) and the communicator's info; 0 / null when it did not run.
+struct PreparedEvent {
+  uint64_t prepared = 0;
+  const CommInfo* ci = nullptr;
+};
+
 // send, recv, isend, irecv, send_init, recv_init.
-struct P2PArgs {
+struct P2PArgs : PreparedEvent {
   MPI_Count count = 0;
   MPI_Datatype datatype = MPI_DATATYPE_NULL;
   int peer = MPI_PROC_NULL;  // dest or source, as a rank of comm
@@ -36,10 +43,6 @@ struct P2PArgs {
   MPI_Request* request = nullptr;  // nonblocking and persistent
   MPI_Status* status = nullptr;    // blocking receive (never MPI_STATUS_IGNORE: substituted)
   bool status_ignored = false;
-  // Set by prepare_p2p before the call: the event it started (ThreadState::events_started) and
-  // the communicator's info; 0 / null when it did not run.
-  uint64_t prepared = 0;
-  const CommInfo* ci = nullptr;
 };
 
 struct SendrecvArgs {
@@ -106,7 +109,7 @@ struct CompletionArgs {
 };
 
 // Blocking and nonblocking collectives; fields a call lacks stay at their defaults.
-struct CollArgs {
+struct CollArgs : PreparedEvent {
   const void* sendbuf = nullptr;
   const void* recvbuf = nullptr;
   MPI_Count count = 0;  // Bcast, Reduce, Allreduce, Scan, Exscan
@@ -124,9 +127,6 @@ struct CollArgs {
   int root = MPI_PROC_NULL - 1000;  // "no root" (MPI_PROC_NULL and MPI_ROOT are meaningful)
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Request* request = nullptr;  // nonblocking collectives
-  // Set by prepare_collective before the call, as P2PArgs' by prepare_p2p.
-  uint64_t prepared = 0;
-  const CommInfo* ci = nullptr;
 };
 inline constexpr int kNoRootArg = MPI_PROC_NULL - 1000;
 

@@ -225,26 +225,15 @@ const CommInfo* fill_collective(trace::Event& e, Call c, const CollArgs& a) {
   return ci;
 }
 
-// The event prepare_collective started, finished; or a new one where it did not run or another
-// event was started on this thread since (an error handler that calls MPI inside the call).
 trace::Event& collective_event(ThreadState& ts, Call c, uint64_t t0, uint64_t t1, int rc, const CollArgs& a,
                                const CommInfo*& ci) {
-  if (a.prepared != 0 && a.prepared == ts.events_started) [[likely]] {
-    finish_event(ts, t1, rc);
-    ci = a.ci;
-    return ts.event;
-  }
-  trace::Event& e = start_event(ts, c, t0, t1, rc);
-  ci = fill_collective(e, c, a);
-  return e;
+  return prepared_event(ts, c, t0, t1, rc, a, ci, [&a, c](trace::Event& e) { return fill_collective(e, c, a); });
 }
 
 }  // namespace
 
 void prepare_collective(Call c, uint64_t t0, CollArgs& a) {
-  ThreadState& ts = thread_state();
-  a.ci = fill_collective(start_event(ts, c, t0, 0, MPI_SUCCESS), c, a);
-  a.prepared = ts.events_started;
+  prepare_event(c, t0, a, [&a, c](trace::Event& e) { return fill_collective(e, c, a); });
 }
 
 void record_collective(Call c, uint64_t t0, uint64_t t1, int rc, const CollArgs& a) {

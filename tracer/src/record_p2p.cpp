@@ -30,24 +30,13 @@ const CommInfo* fill_p2p(trace::Event& e, const P2PArgs& a) {
 }  // namespace
 
 void prepare_p2p(Call c, uint64_t t0, P2PArgs& a) {
-  ThreadState& ts = thread_state();
-  a.ci = fill_p2p(start_event(ts, c, t0, 0, MPI_SUCCESS), a);
-  a.prepared = ts.events_started;
+  prepare_event(c, t0, a, [&a](trace::Event& e) { return fill_p2p(e, a); });
 }
 
 namespace {
-// The event prepare_p2p started, finished; or, where it did not run or another event was
-// started on this thread since (an error handler that calls MPI inside the call), a new one.
 trace::Event& p2p_event(ThreadState& ts, Call c, uint64_t t0, uint64_t t1, int rc, const P2PArgs& a,
                         const CommInfo*& ci) {
-  if (a.prepared != 0 && a.prepared == ts.events_started) [[likely]] {
-    finish_event(ts, t1, rc);
-    ci = a.ci;
-    return ts.event;
-  }
-  trace::Event& e = start_event(ts, c, t0, t1, rc);
-  ci = fill_p2p(e, a);
-  return e;
+  return prepared_event(ts, c, t0, t1, rc, a, ci, [&a](trace::Event& e) { return fill_p2p(e, a); });
 }
 }  // namespace
 

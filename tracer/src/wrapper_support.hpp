@@ -62,6 +62,30 @@ void record_collective(Call c, uint64_t t0, uint64_t t1, int rc, const CollArgs&
 void record_icollective(Call c, uint64_t t0, uint64_t t1, int rc, const CollArgs& a);
 void record_collective_init(Call c, uint64_t t0, uint64_t t1, int rc, const CollArgs& a);
 
+// The mechanism behind prepare_p2p and prepare_collective: before the call, the event is started
+// and filled from the arguments (`fill(event)` returns the communicator's info); after it,
+// prepared_event finishes that event, or starts and fills a new one where the early start did not
+// run or another event was started on this thread since (an error handler that calls MPI inside
+// the call; test TracerPrepared).
+template <typename Fill>
+void prepare_event(Call c, uint64_t t0, PreparedEvent& p, Fill fill) {
+  ThreadState& ts = thread_state();
+  p.ci = fill(start_event(ts, c, t0, 0, MPI_SUCCESS));
+  p.prepared = ts.events_started;
+}
+template <typename Fill>
+trace::Event& prepared_event(ThreadState& ts, Call c, uint64_t t0, uint64_t t1, int rc, const PreparedEvent& p,
+                             const CommInfo*& ci, Fill fill) {
+  if (p.prepared != 0 && p.prepared == ts.events_started) [[likely]] {
+    finish_event(ts, t1, rc);
+    ci = p.ci;
+    return ts.event;
+  }
+  trace::Event& e = start_event(ts, c, t0, t1, rc);
+  ci = fill(e);
+  return e;
+}
+
 void record_comm_create(Call c, uint64_t t0, uint64_t t1, int rc, const CommCreateArgs& a);
 void record_comm_free_before(Call c, CommFreeArgs& a);
 void record_comm_free(Call c, uint64_t t0, uint64_t t1, int rc, const CommFreeArgs& a);
