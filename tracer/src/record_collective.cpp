@@ -131,7 +131,7 @@ bool is_neighbor(Call blocking) {
 const CommInfo* fill_collective(trace::Event& e, Call c, const CollArgs& a) {
   const CommInfo* ci = comm_info(a.comm);
   e.comm = ci->id;
-  const Call blocking = blocking_of(c);  // once: a table lookup and a switch, on every collective
+  const Call blocking = blocking_of(c);  // a constant in the flattened wrappers
   if (is_neighbor(blocking)) {
     fill_neighbor(e, blocking, a, *ci);
     return ci;
