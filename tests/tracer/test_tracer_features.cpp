@@ -327,9 +327,10 @@ TEST(TracerTypes, BytesAreTheTypeSizeForPredefinedPairAndDerivedTypes) {
   }
 }
 
-// Point-to-point events are started before the MPI call (prepare_p2p). An error handler that
-// calls MPI inside the failing call records its own event in between; the send's event must
-// still come out whole, after the handler's, flagged failed.
+// Point-to-point and collective events are started before the MPI call (prepare_p2p,
+// prepare_collective). An error handler that calls MPI inside the failing call records its own
+// event in between; the send's and the Bcast's events must still come out whole, after the
+// handler's, flagged failed.
 TEST(TracerPrepared, AnErrorHandlerCallingMpiInsideASendOrACollectiveKeepsBothEvents) {
   const std::string work = scratch_dir("errhandler");
   RunResult r = run_mpi(2, LLAMP_PROG_ERRHANDLER, "", {{"LLAMP_TRACE_DIR", work + "/trace"}}, work);
