@@ -1,5 +1,6 @@
 // `llamp analyze GRAPH [options]`: the native engine on a GOAL or binary graph.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -46,6 +47,7 @@ struct AnalyzeArgs {
   unsigned noise_samples = 32;
   uint64_t noise_seed = 1;
   std::string noise_at;
+  std::string noise_terms = "all";
 };
 
 void write_text(const std::string& path, const std::string& text) {
@@ -123,8 +125,12 @@ std::vector<double> noise_points(const std::string& list, double x_min, double x
 }
 
 std::string noise_text(const nlohmann::json& noise) {
-  std::string text = fmt::format("\nWith the recorded machine noise ({} samples; docs/analyzer.md, 'Machine noise'):\n",
-                                 noise["samples"].get<unsigned>());
+  std::string terms;
+  if (noise.contains("terms") && noise["terms"].size() < 3)
+    terms = fmt::format(", only {}", fmt::join(noise["terms"].get<std::vector<std::string>>(), " + "));
+  std::string text =
+      fmt::format("\nWith the recorded machine noise ({} samples{}; docs/analyzer.md, 'Machine noise'):\n",
+                  noise["samples"].get<unsigned>(), terms);
   text += fmt::format("  {:>12}  {:>14}  {:>14}  {:>10}\n", "L", "T model", "T with noise", "noise");  // medians
   for (const auto& p : noise["points"])
     text += fmt::format("  {:>12}  {:>14}  {:>14}  {:>9.3f}%\n", units::format_time_ns(p["L_ns"].get<double>()),
@@ -218,6 +224,8 @@ void run_analyze(const AnalyzeArgs& a) {
     // Each point on the graph the curve used there (phase: the ramp's lags), then the base lags back.
     std::vector<NoiseRecording> recordings;
     for (const std::string& path : a.noise) recordings.push_back(read_noise_recording(path));
+    const NoiseTerms terms = parse_noise_terms(a.noise_terms);
+    keep_noise_terms(recordings, terms);
     const NoiseTimeline timeline(recordings, g.num_ranks);
     NoiseOptions no;
     no.samples = a.noise_samples;
@@ -230,6 +238,7 @@ void run_analyze(const AnalyzeArgs& a) {
     if (phase) set_poll_lags(g, lags.resolved);
     noise = noise_json(points, timeline, no);
     noise["files"] = a.noise;
+    noise["terms"] = noise_term_names(terms);
     engine.at_L(L0);  // the base point's start times again, for what reads them below
   }
   nlohmann::json report = to_json(result, g);
@@ -327,6 +336,10 @@ void register_cli(CLI::App& app) {
   sub->add_option("--noise-seed", args->noise_seed, "seed of the phases (default 1)");
   sub->add_option("--noise-at", args->noise_at,
                   "latencies to predict with noise at, e.g. 16ns,20us (default: 11 points over --range)");
+  sub->add_option(
+      "--noise-terms", args->noise_terms,
+      "which of the replay's terms to charge: any of detours,resume,following (following needs "
+      "resume), or all (default); each alone shows what it adds (docs/analyzer.md, \"The replay's terms\")");
   sub->callback([args] { run_analyze(*args); });
   register_lp_cli(app);
 }

@@ -5,6 +5,8 @@
 #include <random>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "llamp/error.hpp"
 
 namespace llamp::analyzer {
@@ -128,6 +130,45 @@ std::vector<float> following_work(const graph::Graph& g) {
     }
   }
   return work;
+}
+
+NoiseTerms parse_noise_terms(const std::string& list) {
+  if (list == "all") return {};
+  NoiseTerms t{false, false, false};
+  size_t begin = 0;
+  while (begin <= list.size()) {
+    const size_t end = std::min(list.find(',', begin), list.size());
+    const std::string item = list.substr(begin, end - begin);
+    if (item == "detours")
+      t.detours = true;
+    else if (item == "resume")
+      t.resume = true;
+    else if (item == "following")
+      t.following = true;
+    else
+      throw Error(fmt::format("--noise-terms {}: '{}' is not a term (detours, resume, following or all)", list, item));
+    begin = end + 1;
+  }
+  if (t.following && !t.resume)
+    throw Error(fmt::format("--noise-terms {}: 'following' is part of the resume cost; add 'resume'", list));
+  return t;
+}
+
+std::vector<std::string> noise_term_names(const NoiseTerms& terms) {
+  std::vector<std::string> names;
+  if (terms.detours) names.push_back("detours");
+  if (terms.resume) names.push_back("resume");
+  if (terms.following) names.push_back("following");
+  return names;
+}
+
+void keep_noise_terms(std::vector<NoiseRecording>& recordings, const NoiseTerms& terms) {
+  for (NoiseRecording& r : recordings)
+    for (RankNoise& rank : r.ranks) {
+      if (!terms.detours) rank.detours.clear();
+      if (!terms.resume) rank.resume.reset();
+      if (!terms.following && rank.resume) rank.resume->following_ns.clear();
+    }
 }
 
 std::vector<NoisePoint> predict_with_noise(Engine& e, const NoiseTimeline& timeline, const std::vector<double>& xs,

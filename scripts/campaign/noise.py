@@ -87,17 +87,45 @@ def interleaved_slots(campaign):
     return spread_over_slots(campaign.noise_runs, len(campaign.schedule))
 
 
+# The replay's terms one at a time (docs/campaign.md, "The replay's terms"): the prediction with
+# the detours alone, then with the resume block after each wait too; analysis-noise.json charges all
+# of them (with the following work's slowdown). The report gives each one's RRMSE and response.
+TERM_STEPS = (("detours", "detours"), ("resume", "detours,resume"))
+
+
+def term_path(campaign, name):
+    return campaign.path(f"analysis-noise-{name}.json")
+
+
+def _analysed_files(path):
+    """The recordings an analysis with noise replayed (None without one)."""
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f).get("noise", {}).get("files")
+
+
+def _have_resume(files):
+    """Whether any recording timed the resume cost: without one, every term step is the detours."""
+    for path in files:
+        with open(path) as f:
+            if any("resume" in rank for rank in json.load(f).get("ranks", [])):
+                return True
+    return False
+
+
 def analyze(campaign, log=print):
     """analysis-noise.json from the recordings present, made again when they changed (a resumed
-    campaign recorded more) or the graph did (build_graph removes it)."""
+    campaign recorded more) or the graph did (build_graph removes it); with the term steps
+    (TERM_STEPS), made again with it."""
     files = recorded(campaign)
     target = campaign.path("analysis-noise.json")
     if not files or not os.path.exists(campaign.path("app.goal")) or not os.path.exists(campaign.path("params.json")):
         return None
-    if os.path.exists(target):
-        with open(target) as f:
-            if json.load(f).get("noise", {}).get("files") == files:
-                return target
+    fresh = _analysed_files(target) == files
+    steps = TERM_STEPS if _have_resume(files) else ()
+    if fresh and all(_analysed_files(term_path(campaign, name)) == files for name, _ in steps):
+        return target
     with open(campaign.path("params.json")) as f:
         L0 = json.load(f)["L_ns"]
     at = ",".join(f"{L0 + d:.3f}ns" for d in campaign.deltas_ns)
@@ -105,8 +133,13 @@ def analyze(campaign, log=print):
     for path in files:
         args += ["--noise", path]
     try:
-        _run_analyze(campaign, target, args)
+        if not fresh:
+            _run_analyze(campaign, target, args)
+        for name, terms in steps:
+            _run_analyze(campaign, term_path(campaign, name), args + ["--noise-terms", terms])
     except StepError as e:
         raise StepError(f"the analysis with noise: {e}")
-    log(f"analysis with noise ({len(files)} recordings): {target}")
+    log(f"analysis with noise ({len(files)} recordings): {target}"
+        + (f"; its terms one at a time: {', '.join(os.path.basename(term_path(campaign, n)) for n, _ in steps)}"
+           if steps else ""))
     return target

@@ -115,7 +115,36 @@ def _with_noise(campaign, pred, rows):
         result["mean_error_ns"] = stats.mean([m - p for m, p in zip(measured, predicted)])
         if len(measured_rows) >= 2:
             result["predicted_slope"] = stats.fitted_slope([r["delta_ns"] for r in measured_rows], predicted)
+        steps = _term_steps(campaign, pred, measured_rows, noise.get("files"))
+        if steps:
+            steps.append({"terms": noise.get("terms", ["detours", "resume", "following"]), "rrmse": result["rrmse"],
+                          "predicted_slope": result.get("predicted_slope")})
+            result["term_steps"] = steps
     return result
+
+
+def _term_steps(campaign, pred, measured_rows, files):
+    """The judged prediction with the replay's terms one at a time (noise.TERM_STEPS: the detours
+    alone, then with the resume block), each analysed from the same recordings: its RRMSE and
+    response. Empty when a step is missing or replayed other recordings."""
+    steps = []
+    for name, _ in noise.TERM_STEPS:
+        path = noise.term_path(campaign, name)
+        if not os.path.exists(path):
+            return []
+        with open(path) as f:
+            step = json.load(f).get("noise")
+        if not step or step.get("files") != files:
+            return []
+        added = {round(p["L_ns"] - pred.L0_ns, 1): p["T_noise_median_ns"] - p["T_model_ns"] for p in step["points"]}
+        if any(round(r["delta_ns"], 1) not in added for r in measured_rows):
+            return []
+        predicted = [r["predicted_ns"] + added[round(r["delta_ns"], 1)] for r in measured_rows]
+        entry = {"terms": step.get("terms", []), "rrmse": stats.rrmse([r["mean_ns"] for r in measured_rows], predicted)}
+        if len(measured_rows) >= 2:
+            entry["predicted_slope"] = stats.fitted_slope([r["delta_ns"] for r in measured_rows], predicted)
+        steps.append(entry)
+    return steps
 
 
 def _throughput(campaign):
@@ -562,7 +591,30 @@ def _noise_paragraph(result):
             f"of their time to detours) replayed by `llamp analyze --noise` ({n['samples']} phases, "
             f"analysis-noise.json): every wait for another rank ends only after a detour that began during it and covers its end "
             f"(docs/analyzer.md, 'Machine noise'){_resume_sentence(n)}. The model above has no noise; the difference "
-            f"is what the machine takes away from ranks that wait.", ""]
+            f"is what the machine takes away from ranks that wait.{_term_steps_sentence(result)}", ""]
+
+
+_TERM_NAMES = {"detours": "the detours", "resume": "the resume block", "following": "the following work"}
+
+
+def _term_steps_sentence(result):
+    """The replay's terms one at a time: each step's RRMSE and response, against the measured one."""
+    steps = (result.get("with_noise") or {}).get("term_steps")
+    if not steps:
+        return ""
+    parts = []
+    for i, step in enumerate(steps):
+        added = [t for t in step["terms"] if i == 0 or t not in steps[i - 1]["terms"]]
+        name = " + ".join(_TERM_NAMES.get(t, t) for t in added)
+        slope = f", response {step['predicted_slope']:.1f}" if step.get("predicted_slope") is not None else ""
+        parts.append(f"{'' if i == 0 else '+ '}{name}{' alone' if i == 0 else ''} {100 * step['rrmse']:.2f} %{slope}")
+    measured = ""
+    r = result.get("response")
+    if r and "measured_slope" in r:
+        se = r.get("measured_slope_se")
+        measured = f"; measured response {r['measured_slope']:.1f}" + (f" ± {se:.1f}" if se is not None else "")
+    return (f" The replay's terms one at a time (`llamp analyze --noise-terms`, analysis-noise-detours.json and "
+            f"analysis-noise-resume.json): {'; '.join(parts)}{measured} (docs/campaign.md, \"The replay's terms\").")
 
 
 def _resume_sentence(n):
@@ -793,7 +845,8 @@ def markdown(campaign, result):
               "(for `llamp analyze --plot --measured`), "
               "report.json, campaign.png, params.json, analysis.json (the kept trace's graph app.goal), "
               "analysis-trace-K.json and analysis-mean.json (every traced run's, and their mean), noise-K.json and "
-              "analysis-noise.json (with noise), logs/.", ""]
+              "analysis-noise.json (with noise; analysis-noise-detours.json and analysis-noise-resume.json with its terms one at "
+              "a time), logs/.", ""]
     return "\n".join(lines)
 
 

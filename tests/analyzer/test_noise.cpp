@@ -573,3 +573,105 @@ rank 1 { r1: recv 8b from 0  s1: send 8b to 0  s1 requires r1 }
   EXPECT_NEAR(j["noise"]["lanes"][1]["fraction"].get<double>(), 0.5, 1e-12);
   EXPECT_EQ(j["noise"]["files"][0].get<std::string>(), rec);
 }
+
+// `--noise-terms`: which of the replay's terms a prediction charges, to see what each adds.
+TEST(NoiseTerms, ParseTakesAnySubsetAndNamesABadItem) {
+  auto names = [](const std::string& list) { return noise_term_names(parse_noise_terms(list)); };
+  EXPECT_EQ(names("all"), (std::vector<std::string>{"detours", "resume", "following"}));
+  EXPECT_EQ(names("detours"), (std::vector<std::string>{"detours"}));
+  EXPECT_EQ(names("resume,detours"), (std::vector<std::string>{"detours", "resume"}));
+  EXPECT_EQ(names("resume,following"), (std::vector<std::string>{"resume", "following"}));
+  auto error_of = [](const std::string& list) {
+    try {
+      parse_noise_terms(list);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(error_of("detours,detour"),
+            "--noise-terms detours,detour: 'detour' is not a term (detours, resume, following or all)");
+  EXPECT_EQ(error_of(""), "--noise-terms : '' is not a term (detours, resume, following or all)");
+  EXPECT_EQ(error_of("detours,following"),
+            "--noise-terms detours,following: 'following' is part of the resume cost; add 'resume'");
+}
+
+// Each term left out is gone from the replay; what is kept replays as before (the hand-computed
+// round trip of AWaitIsFollowedByTheResumeCostOfItsLength and WaitsEndAfterTheDetourCoveringTheirEnd).
+TEST(NoiseTerms, KeptTermsReplayAsBeforeAndDroppedOnesAddNothing) {
+  ResumeCost c = tenth();
+  c.following_ns = {{0, 1000}, {10000, 2000}};
+  const std::vector<NoiseRecording> all = {with_resume(recording(100000, {{}, {{1000, 500}}}), c)};
+  auto timeline_with = [&](const std::string& terms) {
+    std::vector<NoiseRecording> kept = all;
+    keep_noise_terms(kept, parse_noise_terms(terms));
+    return NoiseTimeline(kept, 2);
+  };
+  const NoiseTimeline detours = timeline_with("detours"), resume = timeline_with("resume"),
+                      block = timeline_with("detours,resume"), full = timeline_with("all");
+  EXPECT_FALSE(detours.has_resume());
+  EXPECT_TRUE(block.has_resume());
+  EXPECT_FALSE(block.has_following());
+  EXPECT_TRUE(full.has_following());
+  EXPECT_DOUBLE_EQ(resume.fraction(1), 0);
+  EXPECT_DOUBLE_EQ(detours.fraction(1), full.fraction(1));
+
+  graph::Graph g = round_trip(0);
+  Engine e(g, homogeneous_model(params(1000, 100)));
+  // Detours only: rank 1's wait (0..1100) ends inside its detour 1000..1500, so it answers at
+  // 1600..1700 and T = 2700 + 100, as in WaitsEndAfterTheDetourCoveringTheirEnd.
+  EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&detours, 0}), 2800);
+  // The resume block only: 2741, as in AWaitIsFollowedByTheResumeCostOfItsLength.
+  EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&resume, 0}), 2741);
+  // Both: rank 1 waited 1500 (+150), receives 1650..1750, answers 1750..1850, the answer arrives
+  // at 2850; rank 0 waited 2750 (+275), T = 3125 + 100. The following work's slowdown adds nothing here: the
+  // round trip computes nothing after a wait (its values are in
+  // TheComputationAfterAWaitRunsSlowerByTheFollowingWorksSlowdown).
+  const double with_block = e.evaluate_noisy(1000, 0, NoiseShift{&block, 0});
+  EXPECT_DOUBLE_EQ(with_block, 3225);
+  EXPECT_DOUBLE_EQ(e.evaluate_noisy(1000, 0, NoiseShift{&full, 0}), with_block);
+}
+
+TEST(NoiseCli, NoiseTermsChargeOnlyTheNamedTermsAndSayWhich) {
+  const std::string graph = write_temp("llamp-noise-terms.goal", R"(num_ranks 2
+rank 0 { s0: send 8b to 1  r0: recv 8b from 1  r0 requires s0 }
+rank 1 { r1: recv 8b from 0  s1: send 8b to 0  s1 requires r1 }
+)");
+  std::vector<std::pair<uint64_t, uint64_t>> away;
+  for (uint64_t t = 0; t < 100000; t += 2000) away.emplace_back(t, 1000);
+  const std::string with_cost =
+      write_temp("llamp-noise-terms.json", to_json(with_resume(recording(100000, {{}, away}), tenth())).dump());
+  const std::string without_cost =
+      write_temp("llamp-noise-terms-none.json", to_json(recording(100000, {{}, away})).dump());
+  auto analyze = [&](const std::string& rec, const std::string& extra, int* status = nullptr) {
+    const std::string cmd = fmt::format(
+        "{} analyze {} --L 1us --o 100ns --G 0ns --S inf --range 0:10us --noise {} --noise-at 1us,5us "
+        "--noise-samples 50 {} --json - 2>&1",
+        LLAMP_ANALYZE_DRIVER, graph, rec, extra);
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    const int rc = WEXITSTATUS(pclose(p));
+    if (status) *status = rc;
+    return out;
+  };
+  const auto full = nlohmann::json::parse(analyze(with_cost, ""));
+  const auto detours = nlohmann::json::parse(analyze(with_cost, "--noise-terms detours"));
+  const auto reference = nlohmann::json::parse(analyze(without_cost, ""));
+  EXPECT_EQ(full["noise"]["terms"], nlohmann::json::parse(R"(["detours", "resume", "following"])"));
+  EXPECT_EQ(detours["noise"]["terms"], nlohmann::json::parse(R"(["detours"])"));
+  for (size_t i = 0; i < 2; ++i) {
+    // Detours alone are the recording without its resume cost, sample for sample (same phases).
+    EXPECT_DOUBLE_EQ(detours["noise"]["points"][i]["T_noise_mean_ns"].get<double>(),
+                     reference["noise"]["points"][i]["T_noise_mean_ns"].get<double>());
+    EXPECT_FALSE(detours["noise"]["lanes"][1].contains("resume_extra_ns"));
+  }
+  // At 5 µs the waits are longer than at the traced 1 µs, and the resume cost adds to them.
+  EXPECT_GT(full["noise"]["points"][1]["T_noise_mean_ns"].get<double>(),
+            detours["noise"]["points"][1]["T_noise_mean_ns"].get<double>());
+  int status = 0;
+  const std::string bad = analyze(with_cost, "--noise-terms detours,jitter", &status);
+  EXPECT_NE(status, 0);
+  EXPECT_NE(bad.find("--noise-terms detours,jitter: 'jitter' is not a term"), std::string::npos) << bad;
+}

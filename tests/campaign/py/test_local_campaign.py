@@ -111,6 +111,14 @@ class LocalCampaignTest(unittest.TestCase):
         self.assertEqual(len(noise["resume_extra_at_100us_ns"]), 2)
         # ... and the slowdown of the other MPI work it timed after that block, per lane.
         self.assertEqual(len(noise["following_slowdown_at_100us"]), 2)
+        # The replay's terms one at a time, from the same five recordings: detours, + the resume
+        # block, + the following work (the judged prediction), each with its RRMSE and response.
+        self.assertEqual([s["terms"] for s in noise["term_steps"]],
+                         [["detours"], ["detours", "resume"], ["detours", "resume", "following"]])
+        self.assertEqual(noise["term_steps"][-1]["rrmse"], noise["rrmse"])
+        for step in noise["term_steps"]:
+            self.assertGreaterEqual(step["rrmse"], 0, step)
+            self.assertIn("predicted_slope", step)
         for name in ("params.json", "analysis.json", "app.goal", "report.md", "runs.csv", "summary.csv",
                      "campaign.png"):
             self.assertTrue(os.path.getsize(os.path.join(out, name)) > 0, name)
@@ -132,6 +140,7 @@ class LocalCampaignTest(unittest.TestCase):
         with open(os.path.join(out, "report.md")) as f:
             markdown = f.read()
         self.assertIn("Busy waits on this machine overran by", markdown)
+        self.assertIn("The replay's terms one at a time (`llamp analyze --noise-terms`", markdown)
         # ... and how cold a waiting core comes back: a 16 KiB copy hot and after a 1 ms wait, the
         # median over the five launches.
         hot, after = report["cold_copy_ns"]

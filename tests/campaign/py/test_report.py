@@ -169,6 +169,44 @@ class ReportTest(unittest.TestCase):
         self.assertNotIn("resume cost", text)  # the recordings timed none
         self.assertNotIn("resume_extra_at_100us_ns", n)
 
+    def test_the_replays_terms_one_at_a_time(self):
+        c = hand_made_campaign(self)
+        files = [c.path("noise-1.json")]
+
+        def write(name, terms, added):
+            points = [{"L_ns": 2000.0 + d, "T_model_ns": 5e8, "T_noise_median_ns": 5e8 + a, "T_noise_mean_ns": 5e8}
+                      for d, a in zip((0.0, 10000.0, 20000.0), added)]
+            with open(c.path(name), "w") as f:
+                json.dump({"noise": {"files": files, "samples": 8, "terms": terms,
+                                     "lanes": [{"lane": 0, "fraction": 0.01}], "points": points}}, f)
+
+        write("analysis-noise.json", ["detours", "resume", "following"], (4e6, 6e6, 8e6))
+        write("analysis-noise-detours.json", ["detours"], (1e6, 1.5e6, 2e6))
+        self.assertNotIn("term_steps", report.build(c)["with_noise"])  # a step missing: none reported
+        write("analysis-noise-resume.json", ["detours", "resume"], (2e6, 3e6, 4e6))
+        r = report.build(c)
+        steps = r["with_noise"]["term_steps"]
+        self.assertEqual([s["terms"] for s in steps],
+                         [["detours"], ["detours", "resume"], ["detours", "resume", "following"]])
+        # Predicted 1.000, 1.050, 1.115 s without noise against 1.01, 1.06, 1.12 measured.
+        mean = (1.01e9 + 1.06e9 + 1.12e9) / 3
+        for step, added in zip(steps, ((1e6, 1.5e6, 2e6), (2e6, 3e6, 4e6), (4e6, 6e6, 8e6))):
+            errors = [1.01e9 - 1.0e9 - added[0], 1.06e9 - 1.05e9 - added[1], 1.12e9 - 1.115e9 - added[2]]
+            self.assertAlmostEqual(step["rrmse"], math.sqrt(sum(e * e for e in errors) / 3) / mean, places=9)
+        # Three evenly spaced ΔL: the fitted slope is (last - first) / 20 µs, 5750 without noise.
+        self.assertEqual([round(s["predicted_slope"], 6) for s in steps], [5800.0, 5850.0, 5950.0])
+        self.assertEqual(steps[-1]["rrmse"], r["with_noise"]["rrmse"])
+        text = report.markdown(c, r)
+        self.assertIn(f"The replay's terms one at a time (`llamp analyze --noise-terms`, analysis-noise-detours.json "
+                      f"and analysis-noise-resume.json): the detours alone {100 * steps[0]['rrmse']:.2f} %, response "
+                      f"5800.0; + the resume block {100 * steps[1]['rrmse']:.2f} %, response 5850.0; + the following "
+                      f"work {100 * steps[2]['rrmse']:.2f} %, response 5950.0; measured response", text)
+        # A step that replayed other recordings (an older analysis) is not reported.
+        files = [c.path("noise-2.json")]
+        write("analysis-noise-resume.json", ["detours", "resume"], (2e6, 3e6, 4e6))
+        self.assertNotIn("term_steps", report.build(c)["with_noise"])
+        self.assertNotIn("The replay's terms one at a time", report.markdown(c, report.build(c)))
+
     def test_resume_cost_of_the_noise_recordings_is_reported(self):
         c = hand_made_campaign(self)
         points = [{"L_ns": 2000.0 + d, "T_model_ns": 5e8, "T_noise_median_ns": 5e8 + 1e6, "T_noise_mean_ns": 5e8}

@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -129,6 +130,20 @@ std::vector<uint8_t> polled_receives(const graph::Graph& g);
 // vertices that follow it in the rank's order (polling lags left out), the work a rank does after
 // a wait before it can wait again. The graph's calc values at the time of the call.
 std::vector<float> following_work(const graph::Graph& g);
+
+// Which of the replay's terms a prediction charges (`llamp analyze --noise-terms`): the detours
+// that end waits, the resume block's extra time after each wait, and the following work's
+// slowdown (which is part of the resume cost, so it needs `resume`). Each alone shows what it adds
+// to T (docs/analyzer.md, "The replay's terms").
+struct NoiseTerms {
+  bool detours = true, resume = true, following = true;
+};
+// "detours,resume,following", "all", or any subset (following needs resume); a clear error naming
+// the bad item otherwise.
+NoiseTerms parse_noise_terms(const std::string& list);
+std::vector<std::string> noise_term_names(const NoiseTerms& terms);
+// Drops from the recordings what `terms` leaves out (before they make a NoiseTimeline).
+void keep_noise_terms(std::vector<NoiseRecording>& recordings, const NoiseTerms& terms);
 
 struct NoiseOptions {
   unsigned samples = 32;
