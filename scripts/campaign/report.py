@@ -87,9 +87,7 @@ def _with_noise(campaign, pred, rows):
         noise = json.load(f).get("noise")
     if not noise:
         return None
-    added = {}
-    for p in noise["points"]:
-        added[round(p["L_ns"] - pred.L0_ns, 1)] = p["T_noise_median_ns"] - p["T_model_ns"]
+    added = _noise_delay_by_delta(noise, pred.L0_ns)
     for row in rows:
         delay = added.get(round(row["delta_ns"], 1))
         if delay is None:
@@ -109,18 +107,28 @@ def _with_noise(campaign, pred, rows):
         result["following_slowdown_at_100us"] = slowdown
     measured_rows = [r for r in rows if "mean_ns" in r and "predicted_noise_ns" in r]
     if measured_rows and len(measured_rows) == len([r for r in rows if "mean_ns" in r]):
-        measured = [r["mean_ns"] for r in measured_rows]
         predicted = [r["predicted_noise_ns"] for r in measured_rows]
-        result["rrmse"] = stats.rrmse(measured, predicted)
-        result["mean_error_ns"] = stats.mean([m - p for m, p in zip(measured, predicted)])
-        if len(measured_rows) >= 2:
-            result["predicted_slope"] = stats.fitted_slope([r["delta_ns"] for r in measured_rows], predicted)
+        judged = _judge(measured_rows, predicted)
+        result.update(judged)
+        result["mean_error_ns"] = stats.mean([r["mean_ns"] - p for r, p in zip(measured_rows, predicted)])
         steps = _term_steps(campaign, pred, measured_rows, noise.get("files"))
         if steps:
-            steps.append({"terms": noise.get("terms", ["detours", "resume", "following"]), "rrmse": result["rrmse"],
-                          "predicted_slope": result.get("predicted_slope")})
+            steps.append(dict(judged, terms=noise.get("terms", ["detours", "resume", "following"])))
             result["term_steps"] = steps
     return result
+
+
+def _noise_delay_by_delta(noise, L0_ns):
+    """{ΔL: the delay an analysis with noise adds there}: the median over its samples less the model."""
+    return {round(p["L_ns"] - L0_ns, 1): p["T_noise_median_ns"] - p["T_model_ns"] for p in noise["points"]}
+
+
+def _judge(measured_rows, predicted):
+    """RRMSE of `predicted` against the rows' measured means, and its response (slope over ΔL)."""
+    judged = {"rrmse": stats.rrmse([r["mean_ns"] for r in measured_rows], predicted)}
+    if len(measured_rows) >= 2:
+        judged["predicted_slope"] = stats.fitted_slope([r["delta_ns"] for r in measured_rows], predicted)
+    return judged
 
 
 def _term_steps(campaign, pred, measured_rows, files):
@@ -136,14 +144,11 @@ def _term_steps(campaign, pred, measured_rows, files):
             step = json.load(f).get("noise")
         if not step or step.get("files") != files:
             return []
-        added = {round(p["L_ns"] - pred.L0_ns, 1): p["T_noise_median_ns"] - p["T_model_ns"] for p in step["points"]}
+        added = _noise_delay_by_delta(step, pred.L0_ns)
         if any(round(r["delta_ns"], 1) not in added for r in measured_rows):
             return []
         predicted = [r["predicted_ns"] + added[round(r["delta_ns"], 1)] for r in measured_rows]
-        entry = {"terms": step.get("terms", []), "rrmse": stats.rrmse([r["mean_ns"] for r in measured_rows], predicted)}
-        if len(measured_rows) >= 2:
-            entry["predicted_slope"] = stats.fitted_slope([r["delta_ns"] for r in measured_rows], predicted)
-        steps.append(entry)
+        steps.append(dict(_judge(measured_rows, predicted), terms=step.get("terms", [])))
     return steps
 
 
