@@ -146,7 +146,8 @@ for src in "$repo"/injector/src/*.c; do
 done
 rm -f "$prefix/lib/libllamp_inject.a"
 ar rcs "$prefix/lib/libllamp_inject.a" "$inj_obj"/*.o
-install -m 644 "$repo/injector/include/llamp_inject.h" "$prefix/include/"
+# -C: an unchanged header keeps its time, so MPICH (which includes it everywhere) is not recompiled
+install -C -m 644 "$repo/injector/include/llamp_inject.h" "$prefix/include/"
 
 # --- 4. MPICH
 mpich=$build/mpich-4.0.2

@@ -3,9 +3,10 @@
  * thread that observes arrivals and releases messages while the application
  * computes.  Needs the llamp-patched <ucp/api/ucp.h>.
  *
- * Who touches the queue: whoever holds the worker, i.e. MPICH's lock
- * (the application thread inside ucp_worker_progress, or this file's thread
- * between a successful trylock() and unlock()).  Only app_polls is shared without it.
+ * Who touches the queue: whoever holds the worker, i.e. the application
+ * gate or, without it, MPICH's lock (the application thread inside
+ * ucp_worker_progress, or this file's thread between a successful trylock()
+ * and unlock()).  Only app_polls is shared without it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -57,7 +58,7 @@ static struct {
     int watch_fd;      /* periodic: "has the application stopped polling?" */
     uint64_t tick_rng; /* xorshift state: random phase of a restarted tick */
     int tick_stopped;  /* watch tick off while the thread watches the armed
-                          worker; both sides touch it only under MPICH's lock */
+                          worker; both sides touch it only holding the worker */
     int stop_fd;
     pthread_t thread;
     int thread_running;
@@ -309,8 +310,8 @@ static void watch_worker_fd(void)
  * The thread.  Three cases, checked every time it wakes:
  *  - the application called ucp_worker_progress less than one watch period
  *    ago: it is inside MPI, sees arrivals and releases due messages itself;
- *  - MPICH's lock is taken (trylock fails): the application is inside an MPI
- *    call (perhaps descheduled); again nothing to do.  The thread never
+ *  - the gate (or MPICH's lock) is taken (trylock fails): the application
+ *    is inside an MPI call (perhaps descheduled); again nothing to do.  The thread never
  *    waits for that lock: a waiter makes the application's next unlock hand
  *    the lock over, and the application then sleeps on the contended mutex
  *    and loses its core for a whole time slice on a busy machine (that was

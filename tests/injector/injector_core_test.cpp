@@ -1,10 +1,12 @@
 // Unit tests of the injector's UCX-independent parts (label unit).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -16,6 +18,7 @@ extern "C" {
 #include "delay_queue.h"
 #include "duration.h"
 #include "lateness.h"
+#include "llamp_inject.h"
 }
 
 namespace {
@@ -189,6 +192,69 @@ TEST(InjectorLateness, MedianAndP99) {
   EXPECT_EQ(llamp_lateness_quantile(&l, 0.99), 99);
   EXPECT_EQ(llamp_lateness_quantile(&l, 1.0), 100);
   llamp_lateness_free(&l);
+}
+
+// The gate that replaces MPICH's global mutex while the injector runs: the application (every MPI
+// call) and the injector's thread (only when the application left MPI) must never be inside at
+// the same time, or the thread progresses UCX under an MPI call in flight.
+void spin(int n) {
+  for (int i = 0; i < n; ++i) asm volatile("" ::: "memory");  // kept by the optimiser
+}
+
+TEST(InjectorGate, TheCallerOfEnableCountsAsInsideUntilItsNextCallReturns) {
+  if (!llamp_inject_gate_enable()) GTEST_SKIP() << "membarrier(2) unavailable: MPICH keeps its mutex";
+  EXPECT_EQ(llamp_inject_gate_try(), 0) << "MPI_Init is still running";
+  llamp_inject_gate_enter();
+  EXPECT_EQ(llamp_inject_gate_try(), 0) << "inside an MPI call";
+  llamp_inject_gate_exit();
+  EXPECT_EQ(llamp_inject_gate_try(), 1) << "outside MPI";
+  llamp_inject_gate_release();
+  llamp_inject_gate_disable();
+}
+
+TEST(InjectorGate, ApplicationAndThreadAreNeverInsideTogether) {
+  if (!llamp_inject_gate_enable()) GTEST_SKIP() << "membarrier(2) unavailable: MPICH keeps its mutex";
+  llamp_inject_gate_exit();
+  std::atomic<int> occupant{0}, overlaps{0};
+  std::atomic<bool> done{false};
+  uint64_t shared = 0;  // plain: written only by whoever is inside
+  uint64_t app_in = 0, thread_in = 0, refused = 0;
+  std::thread injector([&] {
+    // A fixed number of attempts, so the test's length does not depend on who wins them. Each
+    // one is a membarrier (an interrupt of the application's core), far more often than the
+    // injector's one per watch period, so the two meet in every phase of a call.
+    for (int attempt = 0; attempt < 20000; ++attempt) {
+      spin(2000);
+      if (!llamp_inject_gate_try()) {
+        ++refused;
+        continue;
+      }
+      if (occupant.exchange(2) != 0) overlaps.fetch_add(1);
+      ++shared;
+      ++thread_in;
+      spin(200);  // long enough that the application often finds it inside and must wait
+      occupant.store(0);
+      llamp_inject_gate_release();
+    }
+    done.store(true);
+  });
+  for (uint64_t i = 0; !done.load(std::memory_order_relaxed); ++i) {
+    llamp_inject_gate_enter();
+    if (occupant.exchange(1) != 0) overlaps.fetch_add(1);
+    ++shared;
+    ++app_in;
+    spin(20);
+    occupant.store(0);
+    llamp_inject_gate_exit();
+    // Computation between calls: mostly short, now and then longer than the thread's attempt.
+    spin(i % 64 == 63 ? 100000 : static_cast<int>(i % 64) * 8);
+  }
+  injector.join();
+  llamp_inject_gate_disable();
+  EXPECT_EQ(overlaps.load(), 0);
+  EXPECT_EQ(shared, app_in + thread_in) << "an increment was lost: both were inside";
+  EXPECT_GT(thread_in, 0u) << "the thread never found the application outside";
+  EXPECT_GT(refused, 0u) << "the thread never found the application inside";
 }
 
 }  // namespace
