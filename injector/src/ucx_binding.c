@@ -62,6 +62,7 @@ static struct {
     int stop_fd;
     pthread_t thread;
     int thread_running;
+    int turns_by_gate; /* the thread took turns through the gate, not MPICH's mutex */
 
     uint64_t delayed_by_am[LLAMP_AM_ID_SLOTS];
     uint64_t delayed_gets;  /* rendezvous get completions held 2 delta L */
@@ -445,6 +446,7 @@ int llamp_inject_start_thread(char *err, size_t err_len)
         return -1;
     }
     inj.thread_running = 1;
+    inj.turns_by_gate = llamp_inject_gate_on; /* MPICH turns the gate off before unbinding */
     return 0;
 }
 
@@ -493,10 +495,10 @@ static void print_stats(void)
             " lateness_median_ns=%" PRId64 " lateness_p99_ns=%" PRId64 " lateness_max_ns=%" PRId64
             " lateness_mean_ns=%" PRId64 " lateness_total_ns=%" PRId64
             " dropped_at_finalize=%" PRIu64 " stamped=%" PRIu64 " due_when_seen=%" PRIu64
-            " by_type=%s\n",
+            " by_type=%s turns=%s\n",
             inj.rank, inj.delta_ns, total, median, p99, max, llamp_lateness_mean(&inj.lateness),
             inj.lateness.total_ns, inj.dropped_at_finalize, inj.stamped, inj.due_when_seen,
-            used ? by_type : "none");
+            used ? by_type : "none", inj.turns_by_gate ? "gate" : "mutex");
 }
 
 void llamp_inject_ucx_unbind(void)

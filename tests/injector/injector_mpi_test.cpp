@@ -402,5 +402,23 @@ TEST(InjectorStats, EveryRankReportsDelayedMessagesAndLateness) {
   }
 }
 
+// The application and the delay thread take turns through the injector's gate, so MPICH stays
+// unthreaded as without the injector; an application that asks for MPI_THREAD_MULTIPLE keeps
+// MPICH's global mutex (docs/injector.md, "The application gate").
+TEST(InjectorStats, TurnsAreTheGateUnlessTheApplicationIsMultiThreaded) {
+  auto single = run_probe(delta(20) + " LLAMP_INJECT_STATS=1", 2, "pingpong 8 100");
+  ASSERT_EQ(single.exit_code, 0) << single.output;
+  auto multiple = run_probe(delta(20) + " LLAMP_INJECT_STATS=1", 2, "anysource 50");
+  ASSERT_EQ(multiple.exit_code, 0) << multiple.output;
+  for (int rank : {0, 1}) {
+    std::regex line("llamp-inject: rank=" + std::to_string(rank) + " .* turns=([a-z]+)");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(single.output, m, line)) << single.output;
+    EXPECT_EQ(m[1], "gate") << single.output;
+    ASSERT_TRUE(std::regex_search(multiple.output, m, line)) << multiple.output;
+    EXPECT_EQ(m[1], "mutex") << multiple.output;
+  }
+}
+
 }  // namespace
 }  // namespace llamp::inject_test
