@@ -75,7 +75,8 @@ void llamp_inject_gate_disable(void);
 /* The thread: enter if the application is outside MPI (nonzero), never waiting. */
 int llamp_inject_gate_try(void);
 void llamp_inject_gate_release(void);
-/* The application found the thread inside: sleeps until it left. */
+/* The application found the thread deciding (waits for the decision) or
+ * inside (sleeps until it left). */
 void llamp_inject_gate_wait(void);
 
 static inline void llamp_inject_gate_enter(void)

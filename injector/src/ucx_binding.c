@@ -312,10 +312,10 @@ static void watch_worker_fd(void)
  *  - the application called ucp_worker_progress less than one watch period
  *    ago: it is inside MPI, sees arrivals and releases due messages itself;
  *  - the gate (or MPICH's lock) is taken (trylock fails): the application
- *    is inside an MPI call (perhaps descheduled); again nothing to do.  The thread never
- *    waits for that lock: a waiter makes the application's next unlock hand
- *    the lock over, and the application then sleeps on the contended mutex
- *    and loses its core for a whole time slice on a busy machine (that was
+ *    is inside an MPI call (perhaps descheduled); again nothing to do.  The
+ *    thread never waits for it: a waiter makes the application's next
+ *    return hand over, and the application then sleeps on the contended
+ *    lock and loses its core for a whole time slice on a busy machine (that was
  *    the cause of ms-scale delays seen with an earlier, blocking version);
  *  - otherwise the application computes outside MPI: progress the worker
  *    (stamping new arrivals, releasing due messages), arm its event fd and
