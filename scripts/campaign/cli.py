@@ -64,6 +64,10 @@ def run_parser():
     p.add_argument("--mpi-env", action="append", default=None, metavar="VAR=VALUE",
                    help="environment of every MPI run; default MPIR_CVAR_NOLOCAL=1 (the injector sends on-node "
                         "messages through UCX, so ΔL = 0 must too); 'none' clears")
+    p.add_argument("--no-inject-stats", action="store_true",
+                   help="do not set LLAMP_INJECT_STATS in the runs at ΔL > 0: the report then has no section on how "
+                        "late the injector released messages, and a run whose MPICH did not inject is not caught "
+                        "(default: set; the line is printed in MPI_Finalize, after the measured time)")
     p.add_argument("--timeout", type=float, default=600, help="seconds before a run counts as timed out")
     p.add_argument("--seed", type=int, default=1, help="seed of the round shuffling")
     p.add_argument("--build-dir", help="llamp build folder (default $LLAMP_BUILD_DIR or <repo>/build)")
@@ -232,7 +236,7 @@ def new_campaign(argv):
         max_trace_runs=_bound(max(args.trace_target, args.trace_floor_target), args.max_trace_runs, args.trace_runs, 3),
         no_prediction=args.no_prediction, core_limit=args.core_limit, core_retries=args.core_retries,
         core_wait_s=args.core_wait, noise_runs=args.noise_runs, noise_duration=args.noise_duration,
-        noise_samples=args.noise_samples, floor_target_pct=args.floor_target,
+        noise_samples=args.noise_samples, floor_target_pct=args.floor_target, inject_stats=not args.no_inject_stats,
         max_reps=_bound(max(args.floor_target, args.trace_floor_target), args.max_reps, args.reps, 2),
         schedule=schedule.make_schedule(deltas, args.reps, args.seed))
     c.save()

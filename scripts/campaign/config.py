@@ -58,6 +58,7 @@ class Campaign:
     noise_samples: int = 32           # phases `llamp analyze --noise` averages
     floor_target_pct: float = 0.0     # rounds.py: more rounds while the noise floor is above it; 0: off
     max_reps: int = 0                 # ... up to this many rounds in all
+    inject_stats: bool = True         # LLAMP_INJECT_STATS in the runs at ΔL > 0 (inject_stats.py)
     schedule: list = field(default_factory=list)
 
     def path(self, *parts):

@@ -49,6 +49,7 @@ def base_environment(campaign):
     env["LLAMP_DELTA_L"] = units.env_time(0)
     env.pop("LLAMP_TRACE_DIR", None)
     env.pop("LLAMP_RUNTIME_DIR", None)
+    env.pop("LLAMP_INJECT_STATS", None)  # runs.py sets it in the runs at ΔL > 0
     return env
 
 

@@ -8,7 +8,7 @@ import statistics
 
 from . import prediction as prediction_mod
 from . import prepare
-from . import ensemble, noise, rounds, runs, stats, units
+from . import ensemble, inject_stats, noise, rounds, runs, stats, units
 
 
 def _prediction(campaign, name="analysis.json"):
@@ -341,6 +341,8 @@ def build(campaign):
         "deltas_without_measurement": missing,
         "with_noise": with_noise,
         "throughput": _throughput(campaign),
+        # after _with_noise, which gives the rows the replay's prediction
+        "injector_delivery": inject_stats.per_delta(records, rows),
     }
     traced = _traced_runs(campaign)
     result["traced_runtime_ns"] = traced.get("traced_runtime_ns")
@@ -692,6 +694,40 @@ def _rounds_sentence(result):
     return text
 
 
+def _delivery_paragraph(result):
+    """How late the injector released what it held, per ΔL (inject_stats.py), beside what the runs
+    measured beyond LogGPS and what the noise replay adds: late releases are the part of the
+    machine's noise that lands on the injected latency itself."""
+    rows = result.get("injector_delivery") or []
+    if not rows:
+        return []
+    lines = ["The injector's delivery (`LLAMP_INJECT_STATS` of every run at ΔL > 0; docs/campaign.md, \"The "
+             "injector's delivery\"): how late each rank released the messages it held, against their target "
+             "(arrival + ΔL). A rank's late time in a run bounds what late releases add to the run from above: "
+             "only releases on the critical path add theirs. Measured − LogGPS is what the runs took beyond the "
+             "model without noise; the noise replay's share of it is the prediction with noise less LogGPS.", "",
+             "| ΔL | runs | held per rank | late median | p99 | mean | late per rank and run | measured − LogGPS "
+             "| replay adds | stamped, already due |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+
+    def ms(key, row):
+        return f"{row[key] / 1e6:.2f} ms" if row.get(key) is not None else "–"
+    for r in rows:
+        due = f"{100 * r['due_when_seen']:.1f} %" if r.get("due_when_seen") is not None else "–"
+        lines.append(f"| {units.fmt_us(r['delta_ns'])} | {r['runs']} | {r['held_per_rank']:.0f} | "
+                     f"{r['lateness_median_ns']:.0f} ns | {r['lateness_p99_ns'] / 1e3:.2f} µs | "
+                     f"{r['lateness_mean_ns']:.0f} ns | {ms('late_per_rank_ns', r)} | "
+                     f"{ms('measured_minus_loggps_ns', r)} | {ms('replay_adds_ns', r)} | {due} |")
+    dropped = sum(r["dropped_at_finalize"] for r in rows)
+    turns = sorted({t for r in rows for t in r["turns"]})
+    tail = [f"Messages still held at MPI_Finalize: {dropped}" + (" (a message the application never waited "
+            "for, or one that finalize cut short)" if dropped else "") + "."]
+    if turns:
+        tail.append(f"The application and the injector's thread took turns by {' and '.join(turns)} "
+                    f"(docs/injector.md, \"The application gate\").")
+    return lines + ["", " ".join(tail), ""]
+
+
 def markdown(campaign, result):
     lines = [f"# llamp validation campaign: `{' '.join(campaign.app)}` on {campaign.ranks} ranks", ""]
     if "rrmse" in result:
@@ -743,6 +779,7 @@ def markdown(campaign, result):
                           f"cold\").", ""]
     else:
         lines += ["No prediction (analysis.json missing): measured runtimes only.", ""]
+    lines += _delivery_paragraph(result)
     if result["L0_ns"] is not None:
         a = result["analysis"] if "analysis" in result else {}
         lines += [f"L0 = {result['L0_ns']:.1f} ns (params.json); predicted T(L0) = "

@@ -13,7 +13,7 @@ import signal
 import subprocess
 import time
 
-from . import cores, environment, units
+from . import cores, environment, inject_stats, units
 from .runtime_records import RecordError, read_core_probes, read_run
 
 OK, FAILED, TIMEOUT, SLOW_CORES = "ok", "failed", "timeout", cores.SLOW_CORES
@@ -68,6 +68,9 @@ def run_attempt(campaign, slot, attempt, log=print):
     env = environment.base_environment(campaign)
     env["LLAMP_DELTA_L"] = units.env_time(slot.delta_ns)
     env["LLAMP_RUNTIME_DIR"] = directory
+    injected = slot.delta_ns > 0 and campaign.inject_stats
+    if injected:
+        env["LLAMP_INJECT_STATS"] = "1"  # printed in MPI_Finalize, after the timer's end (inject_stats.py)
     environment.with_preload(env, [campaign.tools.timer_lib])
     guard = cores.Guard(campaign, os.path.basename(directory), probed_cpus(campaign), log)
     guard.environment(env)
@@ -92,6 +95,8 @@ def run_attempt(campaign, slot, attempt, log=print):
         else:
             if guard.slow:
                 record["status"], record["reason"] = SLOW_CORES, guard.reason()
+            elif injected:
+                _check_injection(record, directory, campaign.ranks)
     elif status == TIMEOUT:
         record["reason"] = f"timed out after {campaign.timeout_s:g} s"
     else:
@@ -102,6 +107,20 @@ def run_attempt(campaign, slot, attempt, log=print):
         json.dump(record, f, indent=2)
     os.replace(tmp, os.path.join(directory, "record.json"))
     return record
+
+
+def _check_injection(record, directory, ranks):
+    """Keeps the injector's per-rank lines in the record; a run at ΔL > 0 whose ranks printed none
+    did not inject ΔL, so its runtime is no measurement of it: failed, and retried like any failure."""
+    with open(os.path.join(directory, "output.log"), errors="replace") as f:
+        parsed = inject_stats.parse(f.read())
+    record["inject_stats"] = inject_stats.for_record(parsed)
+    missing = inject_stats.missing_ranks(parsed, ranks)
+    if missing:
+        record["status"] = FAILED
+        record["reason"] = (f"no llamp-inject statistics line from rank(s) {', '.join(map(str, missing))}: "
+                            f"LLAMP_DELTA_L was not injected (is the patched MPICH loaded? see "
+                            f"{record['directory']}/output.log)")
 
 
 def load_records(campaign):

@@ -87,6 +87,18 @@ class LocalCampaignTest(unittest.TestCase):
                     self.assertIn(" -bind-to core -n 2 ", f.readline())
         self.assertGreaterEqual(report["rrmse"], 0)
         self.assertEqual(len(report["tolerance"]), 3)
+        # Every run at ΔL = 20 µs kept both ranks' injector statistics: the app's messages held and
+        # released (its iterations exchange messages), the application gate, nothing left at finalize.
+        delivery = report["injector_delivery"]
+        if prefix:
+            self.assertEqual([(d["delta_ns"], d["runs"], d["rank_lines"]) for d in delivery], [(20000.0, 3, 6)])
+            self.assertGreater(delivery[0]["held_per_rank"], 0)
+            self.assertEqual((delivery[0]["turns"], delivery[0]["dropped_at_finalize"]), (["gate"], 0))
+            self.assertGreaterEqual(delivery[0]["lateness_max_ns"], delivery[0]["lateness_p99_ns"])
+            for r in report_records(out):
+                self.assertEqual(len(r.get("inject_stats", [])), 2 if r["delta_ns"] > 0 and r["status"] == "ok" else 0)
+        else:
+            self.assertEqual(delivery, [])
         # Three noise recordings over the two planned rounds (the default --noise-runs), 2 and 3 among
         # the measured runs; the added third round keeps that share (3 rounds x 3/2, rounded up: 5) and
         # brings 4 and 5 among its runs, before its last. The prediction with noise uses all five.

@@ -57,6 +57,26 @@ class RunsTest(unittest.TestCase):
         campaign("resume", out, check=False)
         self.assertEqual(sorted({x["attempt"] for x in rows(out)}), ["1", "2", "3", "4"])
 
+    def test_a_run_at_delta_l_without_the_injector_is_failed_not_averaged(self):
+        # A prefix that passes the campaign's checks but loads Debian's unpatched MPICH: LLAMP_DELTA_L
+        # is set and ignored, so no rank prints its injector statistics and the runtime measures ΔL = 0.
+        prefix = os.path.join(temp_dir(self), "unpatched")
+        os.makedirs(os.path.join(prefix, "lib"))
+        with open(os.path.join(prefix, "llamp-env.sh"), "w") as f:
+            f.write("# sets nothing: the runs find Debian's MPICH\n")
+        os.symlink("/usr/lib/x86_64-linux-gnu/libmpich.so.12", os.path.join(prefix, "lib", "libmpich.so.12"))
+        out, result = small_campaign(self, [], extra=["--delta-l", "20", "--reps", "1", "--injector-prefix", prefix],
+                                     check=False)
+        self.assertNotEqual(result.returncode, 0, result.stdout)
+        r = rows(out)
+        self.assertEqual([(x["attempt"], x["status"]) for x in r], [("1", "failed"), ("2", "failed")])
+        with open(os.path.join(out, "report.json")) as f:
+            report = json.load(f)
+        self.assertNotIn("mean_ns", report["per_delta"][0])
+        self.assertEqual(report["injector_delivery"], [])
+        self.assertIn("no llamp-inject statistics line from rank(s) 0, 1: LLAMP_DELTA_L was not injected",
+                      report["failures"][0]["reason"])
+
     def test_hanging_run_times_out_and_is_retried(self):
         out, _ = small_campaign(self, ["--hang-once", "@/marker"], extra=["--timeout", "5"])
         r = rows(out)

@@ -1,0 +1,101 @@
+"""What the injector says it delivered: the LLAMP_INJECT_STATS line of every rank of an injected run.
+
+With LLAMP_INJECT_STATS=1 the patched MPICH prints, at MPI_Finalize (after the runtime timer's end),
+one line per rank to stderr (docs/injector.md):
+    llamp-inject: rank=R delta_l_ns=… delayed=N lateness_median_ns=… lateness_p99_ns=… …
+The campaign sets it in every run at ΔL > 0 and keeps the parsed lines in the run's record.json, so
+the report can say how late the injector released the messages it held, next to what the runs
+measured and what the prediction's noise replay adds (report.py). A run at ΔL > 0 whose ranks print
+no such line did not inject ΔL (the unpatched MPICH was loaded, or the injector was off): its
+runtime does not measure ΔL, and runs.py records it as failed.
+"""
+import re
+
+from . import stats
+
+LINE = re.compile(r"llamp-inject: rank=(\d+) ([^\n]*)")
+# Fields of the line that are counts or nanoseconds; "by_type" and "turns" stay text.
+INTEGER_FIELDS = ("delta_l_ns", "delayed", "lateness_median_ns", "lateness_p99_ns", "lateness_max_ns",
+                  "lateness_mean_ns", "lateness_total_ns", "dropped_at_finalize", "stamped", "due_when_seen")
+
+
+def parse(text):
+    """{rank: {field: value}} of every llamp-inject line in a run's output (a rank's last line wins).
+    Lines cut by another rank's output are skipped field by field: a field that is not a whole
+    integer is left out."""
+    ranks = {}
+    for match in LINE.finditer(text):
+        fields = {}
+        for token in match.group(2).split():
+            key, sep, value = token.partition("=")
+            if not sep:
+                continue
+            if key in INTEGER_FIELDS:
+                if re.fullmatch(r"-?\d+", value):
+                    fields[key] = int(value)
+            elif key in ("by_type", "turns"):
+                fields[key] = value
+        ranks[int(match.group(1))] = fields
+    return ranks
+
+
+def missing_ranks(parsed, ranks):
+    """Ranks 0..ranks-1 without a line carrying the counts the report needs."""
+    return [r for r in range(ranks) if not all(k in parsed.get(r, {}) for k in ("delayed", "lateness_total_ns"))]
+
+
+def for_record(parsed):
+    """The record.json form: a list of per-rank dicts, rank order."""
+    return [dict(fields, rank=rank) for rank, fields in sorted(parsed.items())]
+
+
+def _median(xs):
+    s = sorted(xs)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def per_delta(records, rows):
+    """One summary per ΔL > 0 over its ok runs that carry the injector's lines, or [] when none do.
+
+    held_per_rank: messages (and rendezvous get completions) held, mean over ranks and runs;
+    lateness_median_ns / lateness_p99_ns: the median over ranks and runs of each rank's own;
+    lateness_max_ns: the largest any rank saw; lateness_mean_ns: all late time over all releases that
+    were timed (those not already due when first seen); late_per_rank_ns: a rank's late time in one
+    run, mean over ranks and runs: an upper bound of what late releases add to a run (only releases
+    on the critical path add their lateness); due_when_seen: the share of stamped messages already
+    due when their receiver first polled them (ΔL hidden behind its computation).
+    rows are stats.per_delta's (with the measured means), for the share of the measured increase."""
+    base = next((r for r in rows if r["delta_ns"] == 0 and "mean_ns" in r), None)
+    out = []
+    for row in rows:
+        if row["delta_ns"] <= 0:
+            continue
+        lines = [rank for r in records if r["delta_ns"] == row["delta_ns"] and r["status"] == "ok"
+                 for rank in (r.get("inject_stats") or [])]
+        runs = sum(1 for r in records if r["delta_ns"] == row["delta_ns"] and r["status"] == "ok" and r.get("inject_stats"))
+        lines = [x for x in lines if "delayed" in x and "lateness_total_ns" in x]
+        if not lines:
+            continue
+        timed = sum(max(0, x["delayed"] - x.get("due_when_seen", 0)) for x in lines)
+        stamped = sum(x.get("stamped", 0) for x in lines)
+        summary = {
+            "delta_ns": row["delta_ns"], "runs": runs, "rank_lines": len(lines),
+            "held_per_rank": stats.mean([x["delayed"] for x in lines]),
+            "lateness_median_ns": _median([x.get("lateness_median_ns", 0) for x in lines]),
+            "lateness_p99_ns": _median([x.get("lateness_p99_ns", 0) for x in lines]),
+            "lateness_max_ns": max(x.get("lateness_max_ns", 0) for x in lines),
+            "lateness_mean_ns": sum(x["lateness_total_ns"] for x in lines) / timed if timed else 0.0,
+            "late_per_rank_ns": stats.mean([x["lateness_total_ns"] for x in lines]),
+            "due_when_seen": sum(x.get("due_when_seen", 0) for x in lines) / stamped if stamped else None,
+            "dropped_at_finalize": sum(x.get("dropped_at_finalize", 0) for x in lines),
+            "turns": sorted({x["turns"] for x in lines if "turns" in x}),
+        }
+        if base is not None and "mean_ns" in row:
+            summary["measured_increase_ns"] = row["mean_ns"] - base["mean_ns"]
+        if "predicted_ns" in row and "predicted_noise_ns" in row:
+            summary["replay_adds_ns"] = row["predicted_noise_ns"] - row["predicted_ns"]
+        if "predicted_ns" in row and "mean_ns" in row:
+            summary["measured_minus_loggps_ns"] = row["mean_ns"] - row["predicted_ns"]
+        out.append(summary)
+    return out
