@@ -30,8 +30,6 @@
 #include "lateness.h"
 #include "llamp_inject.h"
 
-/* The thread sleeps until this close to a deadline, then spins. */
-#define LLAMP_SPIN_NS 3000
 /* Progress passes per wakeup before giving up on arming the worker. */
 #define LLAMP_MAX_ARM_TRIES 64
 #define LLAMP_AM_ID_SLOTS 32
@@ -59,6 +57,8 @@ static struct {
     uint64_t tick_rng; /* xorshift state: random phase of a restarted tick */
     int tick_stopped;  /* watch tick off while the thread watches the armed
                           worker; both sides touch it only holding the worker */
+    int watching;      /* the tick runs: an arrival without a send stamp was
+                          seen (every one with LLAMP_INJECT_ARRIVAL=seen) */
     int stop_fd;
     pthread_t thread;
     int thread_running;
@@ -78,6 +78,8 @@ static inline uint64_t now_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+static void start_watching(void);
 
 /*
  * UCX transport callback context: copy the message, queue it.  sent_ns is the
@@ -105,16 +107,23 @@ static ucs_status_t defer_am(void *arg, uint8_t am_id, void *data, size_t length
     if (!inj.arrival_at_send) {
         sent_ns = 0;
     }
+    if (sent_ns == 0 && !inj.watching) {
+        start_watching(); /* a peer without this host's clock: see the thread */
+    }
     /* A stamp comes only from a peer on this host's CLOCK_MONOTONIC, so it is
      * never in the future; with one, the clock is read for statistics only
      * (a read per message is a cost a run without the injector does not pay). */
     uint64_t now = (sent_ns == 0 || inj.stats) ? now_ns() : 0;
     uint64_t arrival = sent_ns != 0 ? sent_ns : now;
     msg.release_ns = arrival + (uint64_t)inj.delta_ns;
-    msg.due_when_seen = inj.stats && msg.release_ns <= now;
+    int due = msg.release_ns <= now;
+    /* Not timed: already due, or seen by the thread while the application
+     * computes, so released at its next poll by design (the thread releases
+     * nothing), however long after it fell due. */
+    msg.due_when_seen = inj.stats && (due || inj.thread_progressing);
     if (inj.stats) {
         inj.stamped += (sent_ns != 0);
-        inj.due_when_seen += msg.due_when_seen;
+        inj.due_when_seen += due;
     }
     msg.length = length;
     msg.am_id = am_id;
@@ -204,6 +213,17 @@ static void set_watch_tick(int on)
     timerfd_settime(inj.watch_fd, 0, &tick, NULL);
 }
 
+/* Only arrivals without a send stamp need the thread (their arrival is the
+ * time a poll first sees them), so the tick starts with the first of them:
+ * on one node, where every message is stamped, the thread never wakes. */
+static void start_watching(void)
+{
+    inj.watching = 1;
+    if (inj.watch_fd >= 0) {
+        set_watch_tick(1); /* else llamp_inject_start_thread starts it */
+    }
+}
+
 /* End of every ucp_worker_progress: hand back what is due.  This runs on
  * every pass of MPICH's polling loops, so with nothing held it reads no
  * clock: a clock read per pass doubled the pass here (22-34 % of a
@@ -226,8 +246,8 @@ static unsigned release_due(void *arg)
             set_watch_tick(1);
         }
     }
-    if (inj.worker == NULL || inj.queue.size == 0) {
-        return 0;
+    if (inj.worker == NULL || inj.queue.size == 0 || inj.thread_progressing) {
+        return 0; /* the thread stamps arrivals; only the application releases */
     }
     return release_held();
 }
@@ -308,28 +328,31 @@ static void watch_worker_fd(void)
 }
 
 /*
- * The thread.  Three cases, checked every time it wakes:
- *  - the application called ucp_worker_progress less than one watch period
- *    ago: it is inside MPI, sees arrivals and releases due messages itself;
+ * The thread: it sees arrivals without a send stamp while the application
+ * computes, and nothing else.  It wakes on a periodic watch tick
+ * (LLAMP_INJECT_WATCH_PERIOD), which runs only once such an arrival was seen
+ * (start_watching), and looks at three cases:
+ *  - the application called ucp_worker_progress since the last look: it is
+ *    inside MPI and sees arrivals itself;
  *  - the gate (or MPICH's lock) is taken (trylock fails): the application
  *    is inside an MPI call (perhaps descheduled); again nothing to do.  The
  *    thread never waits for it: a waiter makes the application's next
  *    return hand over, and the application then sleeps on the contended
  *    lock and loses its core for a whole time slice on a busy machine (that was
  *    the cause of ms-scale delays seen with an earlier, blocking version);
- *  - otherwise the application computes outside MPI: progress the worker
- *    (stamping new arrivals, releasing due messages), arm its event fd and
- *    sleep until the next deadline or the next arrival, spinning at most the
- *    last LLAMP_SPIN_NS.
- * It wakes on a fixed periodic tick (LLAMP_INJECT_WATCH_PERIOD), so in the
- * first two cases it looks again one period later: that is the bound on how
- * late an arrival is stamped when it comes just after the application left
- * MPI.  The polling application only stores a time stamp for it.  (Earlier
- * versions had the application push a one-shot timer ahead instead: each
- * push is a timerfd syscall of several us on this VM, and pushes fell on
- * arrivals often enough to add 3-10 us per delayed message at delta L =
- * 100 us; a tick every 200 us at a phase unrelated to the messages is
- * cheaper.)
+ *  - otherwise the application computes outside MPI: progress the worker,
+ *    which stamps and holds what arrived, arm its event fd, stop the tick
+ *    and sleep until the next arrival (the application's next poll restarts
+ *    the tick).
+ * In the first two cases it looks again one period later: that is the bound
+ * on how late an arrival is stamped when it comes just after the application
+ * left MPI.
+ * The thread releases nothing (release_due): a message due while the
+ * application computes is handed to MPICH at the application's next poll,
+ * as the same message arriving from a network would be, so a rendezvous
+ * handshake or a sync acknowledgement does not move on while the rank
+ * computes, as without the injector (MPICH here has no progress thread;
+ * docs/schedgen.md, "Progress of rendezvous receives").
  */
 static void *injector_thread(void *unused)
 {
@@ -337,17 +360,12 @@ static void *injector_thread(void *unused)
     uint64_t timer_at = 0;   /* what timer_fd is set to (0: disarmed) */
     uint64_t polls_seen = 0; /* app_polls when the thread last looked */
     for (;;) {
-        uint64_t now = now_ns();
         uint64_t polls = atomic_load_explicit(&inj.app_polls, memory_order_relaxed);
         uint64_t wake_at = 0;
         int app_polled = polls != polls_seen;
         polls_seen = polls;
 
-        if (app_polled || !inj.trylock(inj.lock_arg)) {
-            /* the application polled since the last look (or is inside
-             * MPI): it stamps and releases itself; look again at the next
-             * watch tick */
-        } else {
+        if (inj.watching && !app_polled && inj.trylock(inj.lock_arg)) {
             int armed = 0;
             inj.thread_progressing = 1;
             for (int tries = 0; tries < LLAMP_MAX_ARM_TRIES && !armed; ++tries) {
@@ -355,11 +373,9 @@ static void *injector_thread(void *unused)
                 }
                 armed = (ucp_worker_arm(inj.worker) == UCS_OK);
             }
-            const llamp_delayed_msg *top = llamp_delay_queue_top(&inj.queue);
-            uint64_t next = top ? top->release_ns : 0;
             if (armed && !inj.tick_stopped) {
-                /* arrivals and deadlines wake the thread now; the tick would
-                 * only cost the computing application a wakeup per period */
+                /* arrivals wake the thread now; the tick would only cost
+                 * the computing application a wakeup per period */
                 inj.tick_stopped = 1;
                 set_watch_tick(0);
             }
@@ -368,18 +384,8 @@ static void *injector_thread(void *unused)
 
             if (armed) {
                 watch_worker_fd();
-            }
-            if (next) {
-                now = now_ns();
-                if (next <= now + LLAMP_SPIN_NS) {
-                    while (now_ns() < next) {
-                    }
-                    continue;
-                }
-                wake_at = next - LLAMP_SPIN_NS;
-            }
-            if (!armed && (wake_at == 0 || wake_at > now + (uint64_t)inj.watch_ns)) {
-                wake_at = now + (uint64_t)inj.watch_ns; /* retry arming soon */
+            } else {
+                wake_at = now_ns() + (uint64_t)inj.watch_ns; /* retry arming soon */
             }
         }
 
@@ -400,7 +406,12 @@ static void *injector_thread(void *unused)
                 (void)!read(events[i].data.fd, &value, sizeof(value));
                 timer_at = 0; /* expired: one-shot */
             }
-            /* watch_fd is edge-triggered: no read needed per tick */
+            if (events[i].data.fd == inj.watch_fd) {
+                /* A periodic timerfd re-arms only when read: unread, it
+                 * fired once and never again (so before this read the
+                 * thread never took over after its first tick). */
+                (void)!read(events[i].data.fd, &value, sizeof(value));
+            }
         }
     }
 }
@@ -424,7 +435,7 @@ int llamp_inject_start_thread(char *err, size_t err_len)
     ev.data.fd = inj.timer_fd;
     epoll_ctl(inj.epoll_fd, EPOLL_CTL_ADD, inj.timer_fd, &ev);
     ev.data.fd = watch_fd;
-    ev.events = EPOLLIN | EPOLLET; /* every expiry reports once, unread */
+    ev.events = EPOLLIN | EPOLLET; /* the thread reads it at every expiry */
     epoll_ctl(inj.epoll_fd, EPOLL_CTL_ADD, watch_fd, &ev);
     ev.events = EPOLLIN;
     ev.data.fd = inj.stop_fd;
@@ -434,12 +445,17 @@ int llamp_inject_start_thread(char *err, size_t err_len)
     ev.data.fd = inj.worker_fd;
     epoll_ctl(inj.epoll_fd, EPOLL_CTL_ADD, inj.worker_fd, &ev);
 
-    /* A periodic tick, never re-armed: the polling application makes no
-     * syscall for the thread's sake (see the thread's comment). */
+    /* A periodic tick, which the polling application never pushes ahead: it
+     * makes no syscall for the thread's sake (see the thread's comment).  It
+     * runs from the start where no arrival has a stamp, else from the first
+     * that has none (start_watching). */
     inj.watch_fd = watch_fd;
     inj.tick_stopped = 0;
     inj.tick_rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)inj.rank << 32) ^ now_ns();
-    set_watch_tick(1);
+    if (inj.watching || !inj.arrival_at_send) {
+        inj.watching = 1;
+        set_watch_tick(1);
+    }
     int rc = pthread_create(&inj.thread, NULL, injector_thread, NULL);
     if (rc != 0) {
         snprintf(err, err_len, "LLAMP_DELTA_L: cannot start the injector thread: %s", strerror(rc));
@@ -493,12 +509,13 @@ static void print_stats(void)
     fprintf(stderr,
             "llamp-inject: rank=%d delta_l_ns=%" PRId64 " delayed=%" PRIu64
             " lateness_median_ns=%" PRId64 " lateness_p99_ns=%" PRId64 " lateness_max_ns=%" PRId64
-            " lateness_mean_ns=%" PRId64 " lateness_total_ns=%" PRId64
+            " lateness_mean_ns=%" PRId64 " lateness_total_ns=%" PRId64 " lateness_count=%" PRIu64
             " dropped_at_finalize=%" PRIu64 " stamped=%" PRIu64 " due_when_seen=%" PRIu64
-            " by_type=%s turns=%s\n",
+            " by_type=%s turns=%s watch=%s\n",
             inj.rank, inj.delta_ns, total, median, p99, max, llamp_lateness_mean(&inj.lateness),
-            inj.lateness.total_ns, inj.dropped_at_finalize, inj.stamped, inj.due_when_seen,
-            used ? by_type : "none", inj.turns_by_gate ? "gate" : "mutex");
+            inj.lateness.total_ns, inj.lateness.count, inj.dropped_at_finalize, inj.stamped,
+            inj.due_when_seen, used ? by_type : "none", inj.turns_by_gate ? "gate" : "mutex",
+            inj.watching ? "on" : "off");
 }
 
 void llamp_inject_ucx_unbind(void)

@@ -14,9 +14,9 @@ import re
 from . import stats
 
 LINE = re.compile(r"llamp-inject: rank=(\d+) ([^\n]*)")
-# Fields of the line that are counts or nanoseconds; "by_type" and "turns" stay text.
+# Fields of the line that are counts or nanoseconds; "by_type", "turns" and "watch" stay text.
 INTEGER_FIELDS = ("delta_l_ns", "delayed", "lateness_median_ns", "lateness_p99_ns", "lateness_max_ns",
-                  "lateness_mean_ns", "lateness_total_ns", "dropped_at_finalize", "stamped", "due_when_seen")
+                  "lateness_mean_ns", "lateness_total_ns", "lateness_count", "dropped_at_finalize", "stamped", "due_when_seen")
 
 
 def parse(text):
@@ -33,7 +33,7 @@ def parse(text):
             if key in INTEGER_FIELDS:
                 if re.fullmatch(r"-?\d+", value):
                     fields[key] = int(value)
-            elif key in ("by_type", "turns"):
+            elif key in ("by_type", "turns", "watch"):
                 fields[key] = value
         ranks[int(match.group(1))] = fields
     return ranks
@@ -77,7 +77,9 @@ def per_delta(records, rows):
         lines = [x for x in lines if "delayed" in x and "lateness_total_ns" in x]
         if not lines:
             continue
-        timed = sum(max(0, x["delayed"] - x.get("due_when_seen", 0)) for x in lines)
+        # the releases the lateness was taken of (lines before lateness_count: those not due when seen)
+        timed = sum(x["lateness_count"] if "lateness_count" in x else max(0, x["delayed"] - x.get("due_when_seen", 0))
+                    for x in lines)
         stamped = sum(x.get("stamped", 0) for x in lines)
         summary = {
             "delta_ns": row["delta_ns"], "runs": runs, "rank_lines": len(lines),
@@ -90,6 +92,7 @@ def per_delta(records, rows):
             "due_when_seen": sum(x.get("due_when_seen", 0) for x in lines) / stamped if stamped else None,
             "dropped_at_finalize": sum(x.get("dropped_at_finalize", 0) for x in lines),
             "turns": sorted({x["turns"] for x in lines if "turns" in x}),
+            "watch": sorted({x["watch"] for x in lines if "watch" in x}),
         }
         if base is not None and "mean_ns" in row:
             summary["measured_increase_ns"] = row["mean_ns"] - base["mean_ns"]

@@ -725,6 +725,10 @@ def _delivery_paragraph(result):
     if turns:
         tail.append(f"The application and the injector's thread took turns by {' and '.join(turns)} "
                     f"(docs/injector.md, \"The application gate\").")
+    if "on" in {w for r in rows for w in r.get("watch", [])}:
+        tail.append("Some ranks received messages without a send stamp (a peer on another node), so the "
+                    "injector's thread watched for their arrivals while the application computed "
+                    "(docs/injector.md, \"Arrival times while the application computes\").")
     return lines + ["", " ".join(tail), ""]
 
 

@@ -197,9 +197,8 @@ TEST(InjectorRendezvous, LatencyTermsMatchTheAnalyzerModel) {
       {"sender late", "rndvterms " + bytes + " 30 0 0", "recv_end_from_send_median_us", "send_end_from_send_median_us",
        3, 4},
       // The receiver computes delta L + 400 us after the barrier: the RTS
-      // arrives while it computes and is stamped by the injector's thread up
-      // to one watch period (200 us) late (docs/injector.md), so it is
-      // surely released before the post.  A trial counts when the post came
+      // arrives while it computes, with its sender's stamp, so it is due
+      // before the post and released in it (docs/injector.md).  A trial counts when the post came
       // more than delta L + 50 us after the send started.  Both legs use
       // the larger delta L's timing.
       {"receiver late", "rndvterms " + bytes + " 30 " + std::to_string(high + 400) + " " + std::to_string(high + 50),
@@ -315,6 +314,52 @@ TEST(InjectorOverlap, ComputeShorterThanTheWatchPeriodStillHidesDeltaL) {
                         "overlap 150 15 " + std::to_string(d + 25));
   ASSERT_EQ(seen.exit_code, 0) << seen.output;
   EXPECT_GT(seen.number("recv_wait_median_us"), d / 2) << seen.output;
+}
+
+// Without send stamps (a peer on another node; LLAMP_INJECT_ARRIVAL=seen here) only the injector's
+// thread can see an arrival while the receiver computes.  The receiver computes 1 ms, five watch
+// periods: the thread takes over within two periods of its leaving MPI and stamps the data, which
+// is then due long before the post, so the receive does not wait.  (Until the thread read its
+// periodic timer, the timer fired once, the thread never took over again, and this receive waited
+// delta L from the post.)  On one node every arrival is stamped and the thread never wakes.
+TEST(InjectorOverlap, WithoutStampsTheThreadSeesArrivalsWhileTheApplicationComputes) {
+  const double d = 50;
+  std::ostringstream log;
+  bool passed = false;
+  for (int attempt = 1; attempt <= kAttempts && !passed; ++attempt) {
+    pause_before_retry(attempt);
+    auto r = run_probe("LLAMP_INJECT_STATS=1 LLAMP_INJECT_WATCH_PERIOD=200us LLAMP_INJECT_ARRIVAL=seen " + delta(d), 2,
+                       "overlap 1000 15 " + std::to_string(d + 25));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("watch=on"), std::string::npos) << r.output;
+    log << r.output << load_average() << "\n";
+    passed = r.number("valid_trials") >= 5 && r.number("recv_wait_median_us") < d / 2;
+  }
+  EXPECT_TRUE(passed) << log.str();
+  auto stamped = run_probe("LLAMP_INJECT_STATS=1 " + delta(d), 2, "overlap 1000 3 " + std::to_string(d + 25));
+  ASSERT_EQ(stamped.exit_code, 0) << stamped.output;
+  EXPECT_EQ(stamped.output.find("watch=on"), std::string::npos) << stamped.output;
+  EXPECT_NE(stamped.output.find("watch=off"), std::string::npos) << stamped.output;
+}
+
+// The thread never hands a message to MPICH: a rendezvous send whose RTS is due while the receiver
+// computes (Irecv posted, then 1 ms outside MPI, then Wait) starts its handshake in the Wait, as
+// MPICH does without the injector (no progress thread; docs/schedgen.md, "Progress of rendezvous
+// receives").  With the thread watching (no stamps), the receive still pays its two remaining
+// latency terms (the get's 2 delta L) after the compute, not during it.
+TEST(InjectorOverlap, TheThreadDoesNotMoveAHandshakeWhileTheApplicationComputes) {
+  const double d = 200;
+  std::ostringstream log;
+  bool passed = false;
+  for (int attempt = 1; attempt <= kAttempts && !passed; ++attempt) {
+    pause_before_retry(attempt);
+    auto r = run_probe("LLAMP_INJECT_WATCH_PERIOD=200us LLAMP_INJECT_ARRIVAL=seen " + delta(d), 2,
+                       "rndvoverlap " + std::to_string(kRendezvousBytes) + " 15 1000");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    log << r.output << load_average() << "\n";
+    passed = r.number("wait_median_us") > 2 * d - 0.2 * d;
+  }
+  EXPECT_TRUE(passed) << log.str();
 }
 
 TEST(InjectorSelf, MessagesToOneselfAreNotDelayed) {

@@ -13,14 +13,15 @@ from campaign import inject_stats, report, runs
 # The format injector/src/ucx_binding.c prints (print_stats), one line per rank.
 LINE = ("llamp-inject: rank={rank} delta_l_ns=10000 delayed={delayed} lateness_median_ns={median} "
         "lateness_p99_ns={p99} lateness_max_ns={max} lateness_mean_ns={mean} lateness_total_ns={total} "
-        "dropped_at_finalize={dropped} stamped={stamped} due_when_seen={due} "
-        "by_type=EAGER_ONLY:{delayed} turns=gate\n")
+        "lateness_count={timed} dropped_at_finalize={dropped} stamped={stamped} due_when_seen={due} "
+        "by_type=EAGER_ONLY:{delayed} turns=gate watch=off\n")
 
 
 def line(rank, delayed, median, p99, mx, total, dropped=0, stamped=None, due=0):
     timed = delayed - due
     return LINE.format(rank=rank, delayed=delayed, median=median, p99=p99, max=mx, mean=total // timed if timed else 0,
-                       total=total, dropped=dropped, stamped=delayed if stamped is None else stamped, due=due)
+                       total=total, timed=timed, dropped=dropped, stamped=delayed if stamped is None else stamped,
+                       due=due)
 
 
 class ParseTest(unittest.TestCase):
@@ -34,6 +35,7 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(parsed[1]["lateness_mean_ns"], 300)
         self.assertEqual(parsed[0]["dropped_at_finalize"], 2)
         self.assertEqual(parsed[0]["turns"], "gate")
+        self.assertEqual((parsed[0]["watch"], parsed[1]["lateness_count"]), ("off", 200))
         self.assertEqual(inject_stats.missing_ranks(parsed, 2), [])
         self.assertEqual(inject_stats.missing_ranks(parsed, 3), [2])
         self.assertEqual([x["rank"] for x in inject_stats.for_record(parsed)], [0, 1])
@@ -45,6 +47,14 @@ class ParseTest(unittest.TestCase):
         parsed = inject_stats.parse(text)
         self.assertEqual(parsed[1], {"delta_l_ns": 10000})
         self.assertEqual(inject_stats.missing_ranks(parsed, 2), [1])
+
+    def test_lines_without_a_lateness_count_time_the_releases_not_due_when_seen(self):
+        # the injector before lateness_count: delayed − due_when_seen releases were timed
+        c = hand_made_campaign(self)
+        old = line(0, 120, 40, 5000, 9000, 200000, due=20).replace(" lateness_count=100", "")
+        add_stats(c, {10000.0: [[old, old]]})
+        row = report.build(c)["injector_delivery"][0]
+        self.assertAlmostEqual(row["lateness_mean_ns"], 200000 / 100)
 
     def test_no_line_in_a_run_without_the_injector(self):
         parsed = inject_stats.parse("$ mpiexec -n 2 app\nresult 42\n")
