@@ -65,9 +65,11 @@ static struct {
     int turns_by_gate; /* the thread took turns through the gate, not MPICH's mutex */
 
     uint64_t delayed_by_am[LLAMP_AM_ID_SLOTS];
-    uint64_t delayed_gets;  /* rendezvous get completions held 2 delta L */
-    uint64_t stamped;       /* messages whose arrival is the sender's stamp */
-    uint64_t due_when_seen; /* ... already due when this process saw them */
+    uint64_t delayed_gets;    /* rendezvous get completions held 2 delta L */
+    uint64_t stamped;         /* messages whose arrival is the sender's stamp */
+    uint64_t due_when_seen;   /* ... already due when this process saw them */
+    uint64_t due_outside_mpi; /* released in the first pass of an MPI call: perhaps due
+                                 while the application computed, so not timed */
     uint64_t dropped_at_finalize;
     llamp_lateness lateness;
 } inj = {.worker_fd = -1, .epoll_fd = -1, .timer_fd = -1, .watch_fd = -1, .stop_fd = -1};
@@ -260,12 +262,27 @@ static __attribute__((noinline)) unsigned release_held(void)
     unsigned released = 0;
     uint64_t now = now_ns();
     const llamp_delayed_msg *top;
+    /* Did the application stay in this MPI call since the previous pass?  A
+     * message that fell due between the two passes was then late while the
+     * application polled (or was stalled inside MPI); otherwise it may have
+     * fallen due while the application computed, and its release at the next
+     * call is no lateness of the injector's.  Every MPI call stores 1 into
+     * the gate's "inside" flag on entry (llamp_inject_gate_enter); a pass
+     * with something held marks it 2, which the thread reads as inside as
+     * well.  Without the gate (MPICH's mutex) every release is timed. */
+    int same_call = 1;
+    if (llamp_inject_gate_on) {
+        same_call = llamp_inject_gate_app_inside == 2;
+        llamp_inject_gate_app_inside = 2;
+    }
     while ((top = llamp_delay_queue_top(&inj.queue)) != NULL && top->release_ns <= now) {
         llamp_delayed_msg msg;
         llamp_delay_queue_pop(&inj.queue, &msg);
         if (inj.stats) {
-            if (!msg.due_when_seen) {
+            if (!msg.due_when_seen && same_call) {
                 llamp_lateness_add(&inj.lateness, (int64_t)(now - msg.release_ns));
+            } else if (!msg.due_when_seen) {
+                ++inj.due_outside_mpi;
             }
             if (msg.kind == LLAMP_HELD_RNDV_GET) {
                 ++inj.delayed_gets;
@@ -511,11 +528,11 @@ static void print_stats(void)
             " lateness_median_ns=%" PRId64 " lateness_p99_ns=%" PRId64 " lateness_max_ns=%" PRId64
             " lateness_mean_ns=%" PRId64 " lateness_total_ns=%" PRId64 " lateness_count=%" PRIu64
             " dropped_at_finalize=%" PRIu64 " stamped=%" PRIu64 " due_when_seen=%" PRIu64
-            " by_type=%s turns=%s watch=%s\n",
+            " due_outside_mpi=%" PRIu64 " by_type=%s turns=%s watch=%s\n",
             inj.rank, inj.delta_ns, total, median, p99, max, llamp_lateness_mean(&inj.lateness),
             inj.lateness.total_ns, inj.lateness.count, inj.dropped_at_finalize, inj.stamped,
-            inj.due_when_seen, used ? by_type : "none", inj.turns_by_gate ? "gate" : "mutex",
-            inj.watching ? "on" : "off");
+            inj.due_when_seen, inj.due_outside_mpi, used ? by_type : "none",
+            inj.turns_by_gate ? "gate" : "mutex", inj.watching ? "on" : "off");
 }
 
 void llamp_inject_ucx_unbind(void)

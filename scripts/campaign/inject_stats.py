@@ -16,7 +16,7 @@ from . import stats
 LINE = re.compile(r"llamp-inject: rank=(\d+) ([^\n]*)")
 # Fields of the line that are counts or nanoseconds; "by_type", "turns" and "watch" stay text.
 INTEGER_FIELDS = ("delta_l_ns", "delayed", "lateness_median_ns", "lateness_p99_ns", "lateness_max_ns",
-                  "lateness_mean_ns", "lateness_total_ns", "lateness_count", "dropped_at_finalize", "stamped", "due_when_seen")
+                  "lateness_mean_ns", "lateness_total_ns", "lateness_count", "dropped_at_finalize", "stamped", "due_when_seen", "due_outside_mpi")
 
 
 def parse(text):
@@ -61,7 +61,8 @@ def per_delta(records, rows):
     held_per_rank: messages (and rendezvous get completions) held, mean over ranks and runs;
     lateness_median_ns / lateness_p99_ns: the median over ranks and runs of each rank's own;
     lateness_max_ns: the largest any rank saw; lateness_mean_ns: all late time over all releases that
-    were timed (those not already due when first seen); late_per_rank_ns: a rank's late time in one
+    were timed (those not already due when first seen, and released in a pass of the same MPI call
+    as the pass before, i.e. not after the application computed); late_per_rank_ns: a rank's late time in one
     run, mean over ranks and runs: an upper bound of what late releases add to a run (only releases
     on the critical path add their lateness); due_when_seen: the share of stamped messages already
     due when their receiver first polled them (ΔL hidden behind its computation).
@@ -91,6 +92,11 @@ def per_delta(records, rows):
             "late_per_rank_ns": stats.mean([x["lateness_total_ns"] for x in lines]),
             "due_when_seen": sum(x.get("due_when_seen", 0) for x in lines) / stamped if stamped else None,
             "dropped_at_finalize": sum(x.get("dropped_at_finalize", 0) for x in lines),
+            # released in the first pass of an MPI call, so perhaps due while the application
+            # computed: not timed (None: lines from before the injector told them apart)
+            "due_outside_mpi": (sum(x["due_outside_mpi"] for x in lines) / sum(x["delayed"] for x in lines)
+                                if all("due_outside_mpi" in x for x in lines) and sum(x["delayed"] for x in lines)
+                                else None),
             "turns": sorted({x["turns"] for x in lines if "turns" in x}),
             "watch": sorted({x["watch"] for x in lines if "watch" in x}),
         }

@@ -227,6 +227,30 @@ static void rndv_overlap(int bytes, int trials, double compute_us) {
   free(wait);
 }
 
+/* A message the receiver's progress sees (in a loop of MPI_Iprobe on another
+ * tag for 50 us) before it is due, after which the receiver computes
+ * compute_us outside MPI and only then receives it, `trials` times.  Its
+ * release in the MPI_Recv comes long after it fell due, while the receiver
+ * computed: not a late release of the injector's. */
+static void due_outside(int trials, double compute_us) {
+  double token = 0;
+  for (int t = 0; t < trials; ++t) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+      MPI_Send(&token, 1, MPI_DOUBLE, 1, 12, MPI_COMM_WORLD);
+      MPI_Recv(&token, 1, MPI_DOUBLE, 1, 13, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+      int flag = 0;
+      double start = now_us();
+      while (now_us() < start + 50) MPI_Iprobe(0, 99, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+      busy_until(now_us() + compute_us); /* computing, not in MPI */
+      MPI_Recv(&token, 1, MPI_DOUBLE, 0, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(&token, 1, MPI_DOUBLE, 0, 13, MPI_COMM_WORLD);
+    }
+  }
+  if (rank == 0) printf("trials=%d\n", trials);
+}
+
 /* A message that arrives while the receiver computes, `trials` times: the
  * receiver computes for wait_us outside MPI, then posts the receive.
  * unexpected: both leave a barrier, the sender sends at once.
@@ -481,6 +505,8 @@ int main(int argc, char **argv) {
     late_receive(a, b > 0 ? (int)b : 1, c, 0);
   else if (!strcmp(what, "overlap"))
     late_receive(a, b > 0 ? (int)b : 1, c, 1);
+  else if (!strcmp(what, "dueoutside"))
+    due_outside(b > 0 ? (int)b : 1, c);
   else if (!strcmp(what, "rndvoverlap"))
     rndv_overlap((int)a, b > 0 ? (int)b : 1, c);
   else if (!strcmp(what, "selfsend"))
