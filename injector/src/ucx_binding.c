@@ -269,9 +269,10 @@ static __attribute__((noinline)) unsigned release_held(void)
      * call is no lateness of the injector's.  Every MPI call stores 1 into
      * the gate's "inside" flag on entry (llamp_inject_gate_enter); a pass
      * with something held marks it 2, which the thread reads as inside as
-     * well.  Without the gate (MPICH's mutex) every release is timed. */
+     * well.  Without the gate (MPICH's mutex) every release is timed; without
+     * statistics nothing is marked. */
     int same_call = 1;
-    if (llamp_inject_gate_on) {
+    if (inj.stats && llamp_inject_gate_on) {
         same_call = llamp_inject_gate_app_inside == 2;
         llamp_inject_gate_app_inside = 2;
     }

@@ -70,10 +70,10 @@ def add_stats(c, by_delta):
         path = c.path("runs", name, "record.json")
         with open(path) as f:
             record = json.load(f)
-        todo = by_delta.get(record["delta_ns"])
-        if record["status"] != "ok" or not todo:
+        pending = by_delta.get(record["delta_ns"])
+        if record["status"] != "ok" or not pending:
             continue
-        record["inject_stats"] = inject_stats.for_record(inject_stats.parse("".join(todo.pop(0))))
+        record["inject_stats"] = inject_stats.for_record(inject_stats.parse("".join(pending.pop(0))))
         with open(path, "w") as f:
             json.dump(record, f)
 
