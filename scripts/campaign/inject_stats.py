@@ -10,13 +10,15 @@ no such line did not inject ΔL (the unpatched MPICH was loaded, or the injector
 runtime does not measure ΔL, and runs.py records it as failed.
 """
 import re
+import statistics
 
 from . import stats
 
 LINE = re.compile(r"llamp-inject: rank=(\d+) ([^\n]*)")
 # Fields of the line that are counts or nanoseconds; "by_type", "turns" and "watch" stay text.
 INTEGER_FIELDS = ("delta_l_ns", "delayed", "lateness_median_ns", "lateness_p99_ns", "lateness_max_ns",
-                  "lateness_mean_ns", "lateness_total_ns", "lateness_count", "dropped_at_finalize", "stamped", "due_when_seen", "due_outside_mpi")
+                  "lateness_mean_ns", "lateness_total_ns", "lateness_count", "dropped_at_finalize", "stamped",
+                  "due_when_seen", "due_outside_mpi")
 
 
 def parse(text):
@@ -49,12 +51,6 @@ def for_record(parsed):
     return [dict(fields, rank=rank) for rank, fields in sorted(parsed.items())]
 
 
-def _median(xs):
-    s = sorted(xs)
-    n = len(s)
-    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
-
-
 def per_delta(records, rows):
     """One summary per ΔL > 0 over its ok runs that carry the injector's lines, or [] when none do.
 
@@ -85,8 +81,8 @@ def per_delta(records, rows):
         summary = {
             "delta_ns": row["delta_ns"], "runs": runs, "rank_lines": len(lines),
             "held_per_rank": stats.mean([x["delayed"] for x in lines]),
-            "lateness_median_ns": _median([x.get("lateness_median_ns", 0) for x in lines]),
-            "lateness_p99_ns": _median([x.get("lateness_p99_ns", 0) for x in lines]),
+            "lateness_median_ns": statistics.median([x.get("lateness_median_ns", 0) for x in lines]),
+            "lateness_p99_ns": statistics.median([x.get("lateness_p99_ns", 0) for x in lines]),
             "lateness_max_ns": max(x.get("lateness_max_ns", 0) for x in lines),
             "lateness_mean_ns": sum(x["lateness_total_ns"] for x in lines) / timed if timed else 0.0,
             "late_per_rank_ns": stats.mean([x["lateness_total_ns"] for x in lines]),
