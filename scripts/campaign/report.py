@@ -8,7 +8,7 @@ import statistics
 
 from . import prediction as prediction_mod
 from . import prepare
-from . import ensemble, inject_stats, noise, rounds, runs, stats, units
+from . import ensemble, inject_stats, noise, rounds, runs, stats, t0_split, units
 
 
 def _prediction(campaign, name="analysis.json"):
@@ -365,6 +365,12 @@ def build(campaign):
     result["prediction_from"] = MEAN_OF_TRACES if members else ("kept trace" if pred else None)
     if members:
         result["per_trace_prediction"] = _per_trace(pred, members, rows, measured_rows)
+    if pred:
+        graphs = ({k: p.runtime_at_L0_ns for k, p in members} if members else
+                  {result["kept_trace"]: pred.runtime_at_L0_ns} if result["kept_trace"] else {})
+        zero = next((r["runtimes_ns"] for r in measured_rows if r["delta_ns"] == 0), [])
+        result["t0_split"] = t0_split.split(graphs, result["traced_runtimes_ns"], result["reference_runtimes_ns"],
+                                            zero)
     params = _parameters(campaign)
     measurement = params.get("measurement", {})
     fit = measurement.get("G_fit", {})
@@ -765,6 +771,7 @@ def markdown(campaign, result):
                   f"{100 * result['rrmse_beyond_noise']:.2f} %): the model's own error as far as these runs can tell "
                   f"it (the floors are estimates from a few runs each; 0 means within the noise).", ""]
         lines += _throughput_paragraph(result)
+        lines += t0_split.paragraph(result.get("t0_split"))
         if "response" in result:
             r = result["response"]
             se = r.get("measured_slope_se")

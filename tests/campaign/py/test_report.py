@@ -413,6 +413,56 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(r["rrmse_beyond_noise"], 0.0)
         self.assertNotIn("predicted_min_ns", r["predicted_curve"][0])
 
+    def test_where_the_error_at_zero_comes_from(self):
+        c = hand_made_campaign(self)
+        with open(c.path("analysis.json")) as f:
+            first = json.load(f)  # trace 1's graph: 1.0 s at L0
+        second = dict(first, runtime_ns=1.042e9,
+                      curve=[dict(s, T_begin_ns=s["T_begin_ns"] + 0.042e9, T_end_ns=s["T_end_ns"] + 0.042e9)
+                             for s in first["curve"]])
+        for k, a in ((1, first), (2, second)):
+            with open(ensemble.member_path(c, k), "w") as f:
+                json.dump(a, f)
+        mean = ensemble.mean_analysis([first, second], ["analysis-trace-1.json", "analysis-trace-2.json"])
+        mean["traces"] = [1, 2]
+        with open(c.path(ensemble.MEAN_NAME), "w") as f:
+            json.dump(mean, f)
+        done = {"given": False, "kept_trace": 1, "traced_runtimes_ns": [1.01e9, 1.06e9], "traced_runtime_ns": 1.01e9}
+        with open(c.path("trace.done.json"), "w") as f:
+            json.dump(done, f)
+        # Without untraced reference runs the tracer and the host cannot be told apart: no split.
+        r = report.build(c)
+        self.assertIsNone(r["t0_split"])
+        self.assertNotIn("Where T(0)'s error comes from", report.markdown(c, r))
+
+        with open(c.path("trace.done.json"), "w") as f:
+            json.dump(dict(done, reference_runtimes_ns=[1.02e9, 1.04e9], reference_runtime_ns=1.03e9), f)
+        r = report.build(c)
+        t = r["t0_split"]
+        # predicted T(L0) 1.021 s (the two graphs' mean), measured at ΔL = 0: 1.00 and 1.02 s -> 1.01 s
+        self.assertAlmostEqual(t["error_ns"], 0.011e9, delta=1)
+        # graph: 1.021 - mean(1.01, 1.06) = -14 ms; its own runs -10 and -18 ms apart: se 8 / 2 = 4 ms
+        self.assertAlmostEqual(t["terms"]["graph"]["ns"], -0.014e9, delta=1)
+        self.assertAlmostEqual(t["terms"]["graph"]["se_ns"], 0.004e9, delta=1)
+        self.assertAlmostEqual(t["graph_vs_own_run_pct"][1], 100 * -0.018 / 1.06, places=9)
+        # tracer: 1.035 - 1.03 s; se from both spreads, hypot(25, 10) ms
+        self.assertAlmostEqual(t["terms"]["tracer"]["ns"], 0.005e9, delta=1)
+        self.assertAlmostEqual(t["terms"]["tracer"]["se_ns"], math.hypot(0.025e9, 0.01e9), delta=1)
+        # host: the reference runs' 1.03 s against the measured 1.01 s
+        self.assertAlmostEqual(t["terms"]["host"]["ns"], 0.02e9, delta=1)
+        self.assertAlmostEqual(sum(x["ns"] for x in t["terms"].values()), t["error_ns"], delta=1)
+        self.assertAlmostEqual(t["terms"]["host"]["pct"], 100 * 0.02 / 1.01, places=9)
+        self.assertIn("**the graph** against the very run it was traced from -14.0 ± 4.0 ms (-1.39 %)",
+                      report.markdown(c, r))
+
+        c.prediction_from = "kept-trace"  # trace 1 alone: its graph against its own run, -10 ms
+        t = report.build(c)["t0_split"]
+        self.assertEqual(t["traces"], [1])
+        self.assertAlmostEqual(t["terms"]["graph"]["ns"], -0.01e9, delta=1)
+        self.assertIsNone(t["terms"]["graph"]["se_ns"])
+        self.assertAlmostEqual(t["terms"]["tracer"]["ns"], -0.02e9, delta=1)
+        self.assertAlmostEqual(t["error_ns"], 1.0e9 - 1.01e9, delta=1)
+
     def test_tolerance_not_reached(self):
         value, reached = stats.tolerance_from_curve([0, 10, 20], [1.0, 1.001, 1.002], 5)
         self.assertEqual((value, reached), (20, False))

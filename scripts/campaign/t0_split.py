@@ -1,0 +1,75 @@
+"""Where the prediction's error at ΔL = 0 comes from (docs/campaign.md, "Where T(0)'s error comes from").
+
+The LogGPS prediction's T(L0) less the measured mean at ΔL = 0 is split into three terms that add
+up to it exactly, each from runs the campaign already made:
+
+    graph   each traced run's graph at L0 less that traced run's own runtime: the model's error on
+            the very run it was built from (no other run's noise is in it)
+    tracer  those traced runs' runtimes less the untraced reference runs launched just before each:
+            what tracing changed
+    host    the reference runs less the measured runs at ΔL = 0: how differently the machine ran
+            the application between the two kinds of untraced run (launched at other times)
+
+With the mean prediction the traced runs are those it averages; with the kept trace's, that trace.
+Each term has a standard error from the spread of the runs it compares, so a term within about
+twice its error can be noise. Stop 46 found app_completions' T(0), 8.6 % below its runs in table
+AE, to be a graph term of about −5 % in every traced run, the rest tracer and host.
+"""
+import math
+
+from . import stats
+
+
+def _se_of_mean(xs):
+    return stats.sample_std(xs) / math.sqrt(len(xs)) if len(xs) >= 2 else None
+
+
+def _se_of_difference(xs, ys):
+    a, b = _se_of_mean(xs), _se_of_mean(ys)
+    return None if a is None or b is None else math.hypot(a, b)
+
+
+def split(graph_at_L0_ns, traced_runtimes_ns, reference_runtimes_ns, measured_at_zero_ns):
+    """The split, or None where a part is missing. graph_at_L0_ns: {trace k: its graph's T(L0)};
+    traced_runtimes_ns: every traced run's runtime, trace k at index k - 1; the others as measured."""
+    pairs = [(g, traced_runtimes_ns[k - 1]) for k, g in sorted(graph_at_L0_ns.items())
+             if 1 <= k <= len(traced_runtimes_ns)]
+    if not pairs or not reference_runtimes_ns or not measured_at_zero_ns:
+        return None
+    graphs, traced = [g for g, _ in pairs], [t for _, t in pairs]
+    measured = stats.mean(measured_at_zero_ns)
+    predicted = stats.mean(graphs)
+    terms = {
+        "graph": {"ns": predicted - stats.mean(traced), "se_ns": _se_of_mean([g - t for g, t in pairs])},
+        "tracer": {"ns": stats.mean(traced) - stats.mean(reference_runtimes_ns),
+                   "se_ns": _se_of_difference(traced, reference_runtimes_ns)},
+        "host": {"ns": stats.mean(reference_runtimes_ns) - measured,
+                 "se_ns": _se_of_difference(reference_runtimes_ns, measured_at_zero_ns)},
+    }
+    for term in terms.values():
+        term["pct"] = 100 * term["ns"] / measured
+    return {"predicted_ns": predicted, "measured_ns": measured, "error_ns": predicted - measured,
+            "error_pct": 100 * (predicted - measured) / measured, "traces": [k for k, _ in sorted(graph_at_L0_ns.items())
+                                                                           if 1 <= k <= len(traced_runtimes_ns)],
+            "references": len(reference_runtimes_ns), "measured_runs": len(measured_at_zero_ns),
+            "graph_vs_own_run_pct": [100 * (g - t) / t for g, t in pairs], "terms": terms}
+
+
+def _term(t):
+    se = f" ± {t['se_ns'] / 1e6:.1f}" if t["se_ns"] is not None else ""
+    return f"{t['ns'] / 1e6:+.1f}{se} ms ({t['pct']:+.2f} %)"
+
+
+def paragraph(t0):
+    """report.md's lines for report.json's t0_split (none without one)."""
+    if not t0:
+        return []
+    terms, own = t0["terms"], t0["graph_vs_own_run_pct"]
+    spread = f", {min(own):+.1f} to {max(own):+.1f} % per traced run" if len(own) >= 2 else ""
+    return [f"Where T(0)'s error comes from (docs/campaign.md, \"Where T(0)'s error comes from\"): the LogGPS "
+            f"prediction at L0 less the measured mean at ΔL = 0, {t0['error_ns'] / 1e6:+.1f} ms "
+            f"({t0['error_pct']:+.2f} %), is the sum of **the graph** against the very run it was traced from "
+            f"{_term(terms['graph'])}{spread} (the model's own error, no other run's noise in it), **the tracer** "
+            f"(traced runs against the untraced reference runs launched just before each) {_term(terms['tracer'])} "
+            f"and **the host** (those reference runs against the {t0['measured_runs']} measured runs at ΔL = 0, "
+            f"launched at other times) {_term(terms['host'])}; ± one standard error from the runs' spread.", ""]
