@@ -32,11 +32,11 @@ def _se_of_difference(xs, ys):
 def split(graph_at_L0_ns, traced_runtimes_ns, reference_runtimes_ns, measured_at_zero_ns):
     """The split, or None where a part is missing. graph_at_L0_ns: {trace k: its graph's T(L0)};
     traced_runtimes_ns: every traced run's runtime, trace k at index k - 1; the others as measured."""
-    pairs = [(g, traced_runtimes_ns[k - 1]) for k, g in sorted(graph_at_L0_ns.items())
-             if 1 <= k <= len(traced_runtimes_ns)]
-    if not pairs or not reference_runtimes_ns or not measured_at_zero_ns:
+    ks = [k for k in sorted(graph_at_L0_ns) if 1 <= k <= len(traced_runtimes_ns)]
+    if not ks or not reference_runtimes_ns or not measured_at_zero_ns:
         return None
-    graphs, traced = [g for g, _ in pairs], [t for _, t in pairs]
+    graphs, traced = [graph_at_L0_ns[k] for k in ks], [traced_runtimes_ns[k - 1] for k in ks]
+    pairs = list(zip(graphs, traced))
     measured = stats.mean(measured_at_zero_ns)
     predicted = stats.mean(graphs)
     terms = {
@@ -49,8 +49,7 @@ def split(graph_at_L0_ns, traced_runtimes_ns, reference_runtimes_ns, measured_at
     for term in terms.values():
         term["pct"] = 100 * term["ns"] / measured
     return {"predicted_ns": predicted, "measured_ns": measured, "error_ns": predicted - measured,
-            "error_pct": 100 * (predicted - measured) / measured, "traces": [k for k, _ in sorted(graph_at_L0_ns.items())
-                                                                           if 1 <= k <= len(traced_runtimes_ns)],
+            "error_pct": 100 * (predicted - measured) / measured, "traces": ks,
             "references": len(reference_runtimes_ns), "measured_runs": len(measured_at_zero_ns),
             "graph_vs_own_run_pct": [100 * (g - t) / t for g, t in pairs], "terms": terms}
 
