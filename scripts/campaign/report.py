@@ -58,7 +58,7 @@ def _per_trace(pred, members, rows, measured_rows):
     values = {}  # ΔL -> every traced run's prediction there
     for row in rows:
         values[row["delta_ns"]] = [p.runtime_ns(pred.L0_ns + row["delta_ns"]) for _, p in members]
-        row["predicted_se_ns"] = stats.sample_std(values[row["delta_ns"]]) / len(members) ** 0.5
+        row["predicted_se_ns"] = stats.standard_error(values[row["delta_ns"]])
     result = {"traces": traces}
     if measured_rows:
         result["rrmse_prediction_floor"] = stats.prediction_floor([values[d] for d in deltas], measured)
@@ -366,8 +366,10 @@ def build(campaign):
     if members:
         result["per_trace_prediction"] = _per_trace(pred, members, rows, measured_rows)
     if pred:
-        graphs = ({k: p.runtime_at_L0_ns for k, p in members} if members else
-                  {result["kept_trace"]: pred.runtime_at_L0_ns} if result["kept_trace"] else {})
+        # The graphs the prediction stands on: every traced run's, or the kept trace's alone.
+        graphs = {k: p.runtime_at_L0_ns for k, p in members}
+        if not members and result["kept_trace"]:
+            graphs = {result["kept_trace"]: pred.runtime_at_L0_ns}
         zero = next((r["runtimes_ns"] for r in measured_rows if r["delta_ns"] == 0), [])
         result["t0_split"] = t0_split.split(graphs, result["traced_runtimes_ns"], result["reference_runtimes_ns"],
                                             zero)

@@ -19,6 +19,11 @@ def sample_std(xs):
     return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
 
 
+def standard_error(xs):
+    """Standard error of the mean of xs (sample std / √n; 0 for fewer than two values)."""
+    return sample_std(xs) / math.sqrt(len(xs)) if len(xs) >= 2 else 0.0
+
+
 def per_delta(records, deltas_ns):
     """One row per ΔL: ok runtimes and their summary, plus the failures."""
     rows = []
@@ -66,7 +71,7 @@ def prediction_floor(predictions_per_delta, measured_means):
     K traced runs' predictions, from their spread, as noise_floor is for the measured means:
     sqrt(mean over ΔL of se²) / mean measured, se = sample std / sqrt(K) of the K predictions at that
     ΔL (predictions_per_delta: one list of K values per measured ΔL)."""
-    se = [sample_std(values) / math.sqrt(len(values)) for values in predictions_per_delta]
+    se = [standard_error(values) for values in predictions_per_delta]
     return math.sqrt(mean([x * x for x in se])) / mean(measured_means)
 
 

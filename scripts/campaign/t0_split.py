@@ -21,7 +21,7 @@ from . import stats
 
 
 def _se_of_mean(xs):
-    return stats.sample_std(xs) / math.sqrt(len(xs)) if len(xs) >= 2 else None
+    return stats.standard_error(xs) if len(xs) >= 2 else None  # None: no spread to tell it from
 
 
 def _se_of_difference(xs, ys):
