@@ -559,9 +559,17 @@ def _core_probe_paragraph(result, probes):
     for h in probes["hosts"]:
         for again in h.get("recalibrations", []):
             taken = again.get("taken_back", [])
-            text += (f". Calibrated again on {h['host']}: a probe read {again['trigger_ns']:.0f} ns, under a third of "
-                     f"the reference {again['reference_before_ns']:.0f} ns (a placement the calibration had not seen), "
-                     f"and the reference became {again['reference_ns']:.0f} ns; "
+            heard = (f"a probe read {again['trigger_ns']:.0f} ns, under a third of the reference "
+                     f"{again['reference_before_ns']:.0f} ns (a placement the calibration had not seen)")
+            if "new_probes" in again:  # since stop 47: spaced probes, and the reference moves only by most of them
+                heard += (f"; {again['new_probes_that_fast']} of {again['new_probes']} more probes, "
+                          f"{again['spacing_s']:g} s apart, read that fast")
+            if not again.get("moved", True):
+                text += (f". On {h['host']} {heard}: a passing placement, so the reference stayed "
+                         f"{again['reference_ns']:.0f} ns")
+                continue
+            text += (f". Calibrated again on {h['host']}: {heard}, and the reference became "
+                     f"{again['reference_ns']:.0f} ns; "
                      + (f"{len(taken)} launch(es) the earlier limits had accepted ran outside the new ones and were "
                         f"launched again ({', '.join(taken)})" if taken else
                         "nothing the earlier limits had accepted ran outside the new ones"))
