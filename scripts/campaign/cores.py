@@ -69,6 +69,11 @@ USUAL_SHARE = 0.25
 # A cache line moves between the two hardware threads of one core through its own L1 in 10-15 ns on
 # every x86 measured here (AMD EPYC 12-13 ns, Intel Xeon 14 ns), between cores in 20 ns or more.
 SIBLING_NS = 20.0
+# This many launches in a row judged outside the calibrated placement the same way (all apart, or
+# all on one physical core) show a placement the host keeps giving: the accepted band widens to it
+# (note_launch). Stop 47's AMD VM calibrated at 27-60 ns and then ran minutes at ~220 ns, which
+# every launch was rejected for.
+STALL_LAUNCHES = 6
 # A recalibration's probes are this far apart, so that they span more than one of the host's
 # passing placements (~5 s on stop 47's AMD VM): AUTO_PROBES of them take ~20 s.
 RECALIBRATION_SPACING_S = 1.0
@@ -242,6 +247,55 @@ def recalibrate(campaign, cpus, trigger_ns, log=print):
     return record["limit_ns"], record["floor_ns"]
 
 
+def note_launch(campaign, guard, log=print):
+    """Counts a judged launch towards a stall: STALL_LAUNCHES launches in a row outside the calibrated
+    placement, all on the same side of it. Then the placement they ran in is one the host keeps
+    giving for minutes, whichever way the calibration missed it (taken while the vCPUs sat apart,
+    stop 16's CI, or in a spell of a faster placement, stop 47), and the accepted band widens to
+    take it in: the limit to AUTO_FACTOR x, or the floor to FLOOR_FACTOR x, the median of the probes
+    that judged them. The band only widens, so nothing it accepted before is taken back, and a host
+    that moves between two placements every few minutes (stop 47's AMD VM) does not send the
+    campaign back and forth between them. A launch inside the band ends the streak, which lives in
+    the host file, so it spans parameter launches, traced runs and measured runs alike."""
+    if campaign.core_limit != "auto" or guard.limit is None:
+        return
+    record = host_record(campaign)
+    if record is None:
+        return
+    side = "apart" if guard.apart else "one physical core" if guard.one_core else None
+    streak = record.get("streak") or {}
+    if side is None:
+        if streak:
+            record.pop("streak")
+            save_host_record(campaign, record)
+        return
+    values = guard.values if side == "apart" else guard.low_values
+    if streak.get("side") != side:
+        streak = {"side": side, "launches": [], "probes_ns": []}
+    streak["launches"].append(guard.launch)
+    streak["probes_ns"].extend(v for v in values if v >= 0)
+    record["streak"] = streak
+    if len(streak["launches"]) >= STALL_LAUNCHES and streak["probes_ns"]:
+        probes = sorted(streak["probes_ns"])
+        placement = probes[len(probes) // 2]
+        before = (record["limit_ns"], record["floor_ns"])
+        if side == "apart":
+            record["limit_ns"] = max(record["limit_ns"], AUTO_FACTOR * placement)
+        else:
+            record["floor_ns"] = min(record["floor_ns"], FLOOR_FACTOR * placement)
+        record.setdefault("recalibrations", []).append(
+            {"unix_time": round(time.time(), 3), "stall_launches": list(streak["launches"]), "side": side,
+             "placement_ns": placement, "reference_ns": record.get("reference_ns", record["fastest_ns"]),
+             "limit_before_ns": before[0], "floor_before_ns": before[1], "limit_ns": record["limit_ns"],
+             "floor_ns": record["floor_ns"]})
+        record.pop("streak")
+        log(f"cores: {len(streak['launches'])} launches in a row ran {side} (median probe {placement:.0f} ns, the "
+            f"reference {record.get('reference_ns', record['fastest_ns']):.0f} ns): a placement this host keeps "
+            f"giving too; launches above {record['limit_ns']:.0f} ns or below {record['floor_ns']:.0f} ns count as "
+            f"slow-cores")
+    save_host_record(campaign, record)
+
+
 def _apart(value, limit):
     """Above the limit, or -1: the timer's peer never answered, which a run in a sane state does
     within microseconds."""
@@ -409,6 +463,7 @@ def guarded(campaign, launch, cpus, run, log=print):
         finally:
             guard.release()
         guard.after()
+        note_launch(campaign, guard, log)
         if not guard.slow or slow >= campaign.core_retries:
             return result, guard, slow
         slow += 1

@@ -559,6 +559,12 @@ def _core_probe_paragraph(result, probes):
     for h in probes["hosts"]:
         for again in h.get("recalibrations", []):
             taken = again.get("taken_back", [])
+            if "stall_launches" in again:  # since stop 47: launches in a row outside the band widen it
+                text += (f". On {h['host']} {len(again['stall_launches'])} launches in a row ran {again['side']} "
+                         f"(median probe {again['placement_ns']:.0f} ns, the reference {again['reference_ns']:.0f} ns), "
+                         f"a placement the host kept giving, so the accepted band widened to it: limit "
+                         f"{again['limit_ns']:.0f} ns, floor {again['floor_ns']:.0f} ns")
+                continue
             heard = (f"a probe read {again['trigger_ns']:.0f} ns, under a third of the reference "
                      f"{again['reference_before_ns']:.0f} ns (a placement the calibration had not seen)")
             if "new_probes" in again:  # since stop 47: spaced probes, and the reference moves only by most of them

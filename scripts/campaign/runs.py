@@ -93,6 +93,7 @@ def run_attempt(campaign, slot, attempt, log=print):
         except RecordError as e:
             record["status"], record["reason"] = FAILED, str(e)
         else:
+            cores.note_launch(campaign, guard, log)
             if guard.slow:
                 record["status"], record["reason"] = SLOW_CORES, guard.reason()
             elif injected:

@@ -332,6 +332,45 @@ class RecalibrationTest(unittest.TestCase):
         self.assertTrue(self.host_record(c)["recalibrations"][0]["moved"])
         self.assertLess(self.host_record(c)["reference_ns"], 100.0)
 
+    def test_launches_in_a_row_outside_the_band_widen_it(self):
+        from campaign import cores, rejudge, report
+        # stop 47's AMD VM calibrated at 27-60 ns (reference 43 ns) and then ran minutes at ~220 ns:
+        # six launches in a row judged apart widen the band to them, and the next launch is accepted
+        c = self.campaign_calibrated_apart(["220", "221"] * 8 + ["222"] * 4 + ["40", "41"])
+        record = dict(self.APART, probes_ns=[43.0] * 20, fastest_ns=43.0, reference_ns=43.0, limit_ns=129.0,
+                      floor_ns=25.8)
+        with open(c.path(f"cores-{os.uname().nodename}.json"), "w") as f:
+            json.dump(record, f)
+        self.write_run(c, 0, "ok", 44.0, limits=(129.0, 25.8))  # accepted in the calibrated placement
+        logged = []
+        _, guard, slow = cores.guarded(c, "params-1", 2, lambda g: None, log=logged.append)
+        self.assertEqual((slow, guard.slow), (3, True))  # --core-retries 3: four launches, all apart
+        self.assertEqual(self.host_record(c)["streak"]["launches"], ["params-1"] * 4)
+        _, guard, slow = cores.guarded(c, "params-2", 2, lambda g: None, log=logged.append)
+        self.assertEqual((slow, guard.slow, guard.limit, guard.floor), (2, False, 3 * 221.0, 25.8))
+        record = self.host_record(c)
+        self.assertNotIn("streak", record)
+        self.assertEqual(record["reference_ns"], 43.0)
+        again = record["recalibrations"][0]
+        self.assertEqual((again["side"], again["placement_ns"], again["limit_before_ns"], again["limit_ns"]),
+                         ("apart", 221.0, 129.0, 663.0))
+        self.assertEqual(again["stall_launches"], ["params-1"] * 4 + ["params-2"] * 2)
+        self.assertTrue(any("6 launches in a row ran apart" in line for line in logged))
+        # the calibrated placement is still accepted, and nothing accepted before is taken back
+        _, guard, slow = cores.guarded(c, "params-3", 2, lambda g: None, log=logged.append)
+        self.assertEqual((slow, guard.slow), (0, False))
+        self.assertEqual(rejudge.rejudge(c, log=lambda *_: None), 0)
+        text = report._core_probe_paragraph({}, {"hosts": [self.host_record(c)], "limit_ns": [663.0],
+                                                 "floor_ns": [25.8], "probed_attempts": 9,
+                                                 "slow_cores_attempts": 6, "accepted_probe_median_ns": None,
+                                                 "prepare": {}})
+        self.assertIn("6 launches in a row ran apart", text)
+        self.assertIn("limit 663 ns, floor 26 ns", text)
+        # a launch inside the band ends a streak
+        c = self.campaign_calibrated_apart(["500", "500", "157", "157"])
+        cores.guarded(c, "params-1", 2, lambda g: None, log=lambda *_: None)
+        self.assertNotIn("streak", self.host_record(c))
+
     def test_a_faster_placement_within_the_factor_keeps_the_calibration(self):
         from campaign import cores
         # one physical core (12 ns) against a shared cache (26 ns) is 2x: the floor's business
