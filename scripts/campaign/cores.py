@@ -256,26 +256,29 @@ def note_launch(campaign, guard, log=print):
     that judged them. The band only widens, so nothing it accepted before is taken back, and a host
     that moves between two placements every few minutes (stop 47's AMD VM) does not send the
     campaign back and forth between them. A launch inside the band ends the streak, which lives in
-    the host file, so it spans parameter launches, traced runs and measured runs alike."""
+    the host file, so it spans parameter launches, traced runs and measured runs alike. Returns
+    whether this launch widened the band: the launch it was retried for then gets one more attempt
+    beyond --core-retries, as the band now takes in what it kept running in."""
     if campaign.core_limit != "auto" or guard.limit is None:
-        return
+        return False
     record = host_record(campaign)
     if record is None:
-        return
+        return False
     side = "apart" if guard.apart else "one physical core" if guard.one_core else None
     streak = record.get("streak") or {}
     if side is None:
         if streak:
             record.pop("streak")
             save_host_record(campaign, record)
-        return
+        return False
     values = guard.values if side == "apart" else guard.low_values
     if streak.get("side") != side:
         streak = {"side": side, "launches": [], "probes_ns": []}
     streak["launches"].append(guard.launch)
     streak["probes_ns"].extend(v for v in values if v >= 0)
     record["streak"] = streak
-    if len(streak["launches"]) >= STALL_LAUNCHES and streak["probes_ns"]:
+    widened = len(streak["launches"]) >= STALL_LAUNCHES and bool(streak["probes_ns"])
+    if widened:
         probes = sorted(streak["probes_ns"])
         placement = probes[len(probes) // 2]
         before = (record["limit_ns"], record["floor_ns"])
@@ -294,6 +297,7 @@ def note_launch(campaign, guard, log=print):
             f"giving too; launches above {record['limit_ns']:.0f} ns or below {record['floor_ns']:.0f} ns count as "
             f"slow-cores")
     save_host_record(campaign, record)
+    return widened
 
 
 def _apart(value, limit):
@@ -463,8 +467,8 @@ def guarded(campaign, launch, cpus, run, log=print):
         finally:
             guard.release()
         guard.after()
-        note_launch(campaign, guard, log)
-        if not guard.slow or slow >= campaign.core_retries:
+        widened = note_launch(campaign, guard, log)
+        if not guard.slow or (slow >= campaign.core_retries and not widened):
             return result, guard, slow
         slow += 1
         log(f"{launch}: slow-cores, launching again ({guard.reason()})")

@@ -93,7 +93,8 @@ def run_attempt(campaign, slot, attempt, log=print):
         except RecordError as e:
             record["status"], record["reason"] = FAILED, str(e)
         else:
-            cores.note_launch(campaign, guard, log)
+            if cores.note_launch(campaign, guard, log):
+                record["band_widened"] = True  # its slot gets another attempt (run_slot)
             if guard.slow:
                 record["status"], record["reason"] = SLOW_CORES, guard.reason()
             elif injected:
@@ -157,7 +158,7 @@ def run_slot(campaign, slot, log=print):
             return record
         if record["status"] == SLOW_CORES:
             slow += 1
-            if slow > campaign.core_retries:
+            if slow > campaign.core_retries and not record.get("band_widened"):
                 return record
         else:
             failures += 1

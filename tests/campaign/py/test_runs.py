@@ -366,6 +366,14 @@ class RecalibrationTest(unittest.TestCase):
                                                  "prepare": {}})
         self.assertIn("6 launches in a row ran apart", text)
         self.assertIn("limit 663 ns, floor 26 ns", text)
+        # the launch that widens the band is launched again even past --core-retries
+        c = self.campaign_calibrated_apart(["220", "221", "222", "223"])
+        c.core_retries = 0
+        with open(c.path(f"cores-{os.uname().nodename}.json"), "w") as f:
+            json.dump(record | {"streak": {"side": "apart", "launches": ["trace-1"] * 5, "probes_ns": [220.0] * 10},
+                                "limit_ns": 129.0, "recalibrations": []}, f)
+        _, guard, slow = cores.guarded(c, "trace-2", 2, lambda g: None, log=lambda *_: None)
+        self.assertEqual((slow, guard.slow, guard.limit), (1, False, 660.0))
         # a launch inside the band ends a streak
         c = self.campaign_calibrated_apart(["500", "500", "157", "157"])
         cores.guarded(c, "params-1", 2, lambda g: None, log=lambda *_: None)
