@@ -46,10 +46,11 @@ under a third of the reference shows a placement the calibration never saw: the 
 times more, one second apart, and when most of them read that fast it takes the reference over all
 the probes (`recalibrate`) and at its end judges again what the old limits accepted (rejudge.py).
 When most read as the calibration did, the fast placement was a passing one and the reference
-stays: on a 2-vCPU AMD EPYC VM (stop 47) the usual hand-off is ~220 ns, and for ~5 s at a time,
-mostly around launches, the host put the vCPUs where it takes 30-60 ns and cg ran 23 % slower; 20
-probes 0.05 s apart all fell in one such spell, the reference moved to 62 ns, and every launch in
-the usual placement was then rejected as "apart".
+stays: on a 2-vCPU AMD EPYC VM (stop 47) the usual hand-off is ~220 ns, and often for ~5 s around
+a launch the host put the vCPUs where it takes 30-70 ns; 20 probes 0.05 s apart all fell in one
+such spell, the reference moved to 62 ns, and every launch in the usual placement was then
+rejected as "apart". Where the host keeps a placement outside the band for minutes, six launches
+in a row there widen the band to it (note_launch).
 """
 import csv
 import glob
