@@ -283,18 +283,19 @@ def note_launch(campaign, guard, log=print):
         probes = sorted(streak["probes_ns"])
         placement = probes[len(probes) // 2]
         before = (record["limit_ns"], record["floor_ns"])
+        reference = record.get("reference_ns", record["fastest_ns"])
         if side == "apart":
             record["limit_ns"] = max(record["limit_ns"], AUTO_FACTOR * placement)
         else:
             record["floor_ns"] = min(record["floor_ns"], FLOOR_FACTOR * placement)
         record.setdefault("recalibrations", []).append(
             {"unix_time": round(time.time(), 3), "stall_launches": list(streak["launches"]), "side": side,
-             "placement_ns": placement, "reference_ns": record.get("reference_ns", record["fastest_ns"]),
+             "placement_ns": placement, "reference_ns": reference,
              "limit_before_ns": before[0], "floor_before_ns": before[1], "limit_ns": record["limit_ns"],
              "floor_ns": record["floor_ns"]})
         record.pop("streak")
         log(f"cores: {len(streak['launches'])} launches in a row ran {side} (median probe {placement:.0f} ns, the "
-            f"reference {record.get('reference_ns', record['fastest_ns']):.0f} ns): a placement this host keeps "
+            f"reference {reference:.0f} ns): a placement this host keeps "
             f"giving too; launches above {record['limit_ns']:.0f} ns or below {record['floor_ns']:.0f} ns count as "
             f"slow-cores")
     save_host_record(campaign, record)
