@@ -302,6 +302,20 @@ def note_launch(campaign, guard, log=print):
     return widened
 
 
+def streak_may_still_widen(campaign, extra):
+    """Whether the `extra`-th launch past --core-retries belongs to a streak of launches outside the
+    band that began before the retries ran out (it has more launches than `extra`): it is launched
+    again until the streak widens the band (note_launch) or ends. A streak needs STALL_LAUNCHES
+    launches, as many as a slot's attempts with the default --core-retries 5, so one that began
+    after a slot's first attempt could not finish within it (table AG7's persistent: a launch on one
+    physical core, then five apart, the slot given up; the sixth, the next slot's, widened the band).
+    A streak that begins past the retries has one launch, never more than `extra`: a host that
+    keeps changing sides gets --core-retries and no more, and a growing streak at most STALL_LAUNCHES
+    more."""
+    record = host_record(campaign) or {}
+    return len((record.get("streak") or {}).get("launches", [])) > extra
+
+
 def _apart(value, limit):
     """Above the limit, or -1: the timer's peer never answered, which a run in a sane state does
     within microseconds."""
@@ -470,7 +484,8 @@ def guarded(campaign, launch, cpus, run, log=print):
             guard.release()
         guard.after()
         widened = note_launch(campaign, guard, log)
-        if not guard.slow or (slow >= campaign.core_retries and not widened):
+        if not guard.slow or (slow >= campaign.core_retries and not widened
+                              and not streak_may_still_widen(campaign, slow - campaign.core_retries + 1)):
             return result, guard, slow
         slow += 1
         log(f"{launch}: slow-cores, launching again ({guard.reason()})")

@@ -78,6 +78,10 @@ def _median(values):
     return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
 
 
+# What llamp-loggp's first-use probe keeps per size (measurement.first_use.sizes).
+FIRST_USE_KEYS = ("bytes", "warm_rtt_ns", "excess_ns", "slow_trips")
+
+
 def combine_parameter_files(files):
     """One parameter file from K llamp-loggp launches: the median of each parameter over the
     launches, the first launch's measurement details plus every launch's values.
@@ -96,6 +100,9 @@ def combine_parameter_files(files):
         cold = f.get("measurement", {}).get("cold_copy", {})
         if "hot_ns" in cold and "after_wait_ns" in cold:
             launch["cold_copy_ns"] = [cold["hot_ns"], cold["after_wait_ns"]]
+        first = f.get("measurement", {}).get("first_use", {}).get("sizes")
+        if first:
+            launch["first_use"] = [{k: x[k] for k in FIRST_USE_KEYS} for x in first]
     for key in AVERAGED_PARAMETERS:
         values = [f[key] for f in files if key in f]
         if values:
@@ -110,6 +117,15 @@ def combine_parameter_files(files):
     colds = [x["cold_copy_ns"] for x in launches if "cold_copy_ns" in x]
     if colds:  # medians over launches, like the parameters
         measurement["cold_copy_median_ns"] = [_median([c[0] for c in colds]), _median([c[1] for c in colds])]
+    firsts = [x["first_use"] for x in launches if "first_use" in x]
+    if firsts:  # per size, the median over the launches that measured it
+        medians = []
+        for size in sorted({x["bytes"] for first in firsts for x in first}):
+            rows = [x for first in firsts for x in first if x["bytes"] == size]
+            row = {"bytes": size, "launches": len(rows)}
+            row.update({k: _median([r[k] for r in rows]) for k in FIRST_USE_KEYS if k != "bytes"})
+            medians.append(row)
+        measurement["first_use_median"] = medians
     measurement["combination_over_launches"] = (
         f"median of {len(files)} llamp-loggp launches (each its own MPI job) for "
         f"{', '.join(AVERAGED_PARAMETERS)}; lower median S_bytes; the other measurement details are launch 1's")

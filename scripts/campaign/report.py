@@ -390,6 +390,9 @@ def build(campaign):
     cold = measurement.get("cold_copy", {})
     result["cold_copy_ns"] = measurement.get(
         "cold_copy_median_ns", [cold["hot_ns"], cold["after_wait_ns"]] if "hot_ns" in cold else None)
+    # The transport's first use on a fresh pair of ranks, per size (median over launches; one
+    # launch's for a single measurement): a cost every run pays once that the graph does not hold.
+    result["first_use"] = measurement.get("first_use_median", measurement.get("first_use", {}).get("sizes"))
     result["threaded_ranks_on_one_core"] = _one_core_per_threaded_rank(campaign, result["trace_dir"])
     # The prediction's computation times are one traced run's: their spread over the K traced runs
     # is noise the prediction inherits, which the noise floor of the measured means does not show.
@@ -716,6 +719,21 @@ def _rounds_sentence(result):
     return text
 
 
+def _first_use_paragraph(first_use):
+    """report.md's lines for llamp-loggp's first-use probe (none without one)."""
+    if not first_use:
+        return []
+    parts = [f"{x['bytes']} B {x['excess_ns'] / 1e6:.2f} ms ({x['slow_trips']:.0f} above 3× the warm "
+             f"{x['warm_rtt_ns'] / 1e3:.2f} µs)" for x in first_use]
+    total = sum(x["excess_ns"] for x in first_use)
+    return [f"The transport's first use (llamp-loggp, on a fresh pair of ranks before any larger message): the "
+            f"first half of its round trips at each size took beyond the warm ones {', '.join(parts)}; "
+            f"{total / 1e6:.2f} ms in all. Every run pays such a cost once per pair of ranks and size of message "
+            f"(the transport's buffers touched for the first time), and the graph charges warm costs only, so it "
+            f"is part of the graph's term above for an application whose messages take those sizes "
+            f"(docs/campaign.md, \"The transport's first use\").", ""]
+
+
 def _delivery_paragraph(result):
     """How late the injector released what it held, per ΔL (inject_stats.py), beside what the runs
     measured beyond LogGPS and what the noise replay adds: late releases are the part of the
@@ -788,6 +806,7 @@ def markdown(campaign, result):
                   f"it (the floors are estimates from a few runs each; 0 means within the noise).", ""]
         lines += _throughput_paragraph(result)
         lines += t0_split.paragraph(result.get("t0_split"))
+        lines += _first_use_paragraph(result.get("first_use"))
         if "response" in result:
             r = result["response"]
             se = r.get("measured_slope_se")

@@ -158,7 +158,8 @@ def run_slot(campaign, slot, log=print):
             return record
         if record["status"] == SLOW_CORES:
             slow += 1
-            if slow > campaign.core_retries and not record.get("band_widened"):
+            if (slow > campaign.core_retries and not record.get("band_widened")
+                    and not cores.streak_may_still_widen(campaign, slow - campaign.core_retries)):
                 return record
         else:
             failures += 1

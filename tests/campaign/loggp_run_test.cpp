@@ -120,6 +120,26 @@ TEST(LoggpRun, TwoRanksWriteAValidPlausibleParameterFile) {
   }
   EXPECT_DOUBLE_EQ(cold["hot_ns"].get<double>(), hot_sum / 2);
   EXPECT_DOUBLE_EQ(cold["after_wait_ns"].get<double>(), after_sum / 2);
+  // The transport's first use, measured first on the fresh pair: per size (ascending) the first
+  // half of the round trips against the second half's median; the excess is never negative and
+  // only the first half's slow round trips are counted.
+  const auto& first = m["first_use"];
+  EXPECT_EQ(first["trips"].get<int>(), 200);
+  ASSERT_EQ(first["sizes"].size(), 3u);
+  std::size_t previous = 0;
+  for (const auto& f : first["sizes"]) {
+    EXPECT_GT(f["bytes"].get<std::size_t>(), previous);
+    previous = f["bytes"].get<std::size_t>();
+    EXPECT_EQ(f["trips"].get<int>(), 200);
+    EXPECT_GT(f["warm_rtt_ns"].get<double>(), 0);
+    EXPECT_GT(f["first_rtt_ns"].get<double>(), 0);
+    EXPECT_GE(f["excess_ns"].get<double>(), 0);
+    EXPECT_GE(f["slow_trips"].get<int>(), 0);
+    EXPECT_LE(f["slow_trips"].get<int>(), 100);
+    // Each slow round trip alone exceeds the warm one by twice its length.
+    EXPECT_GE(f["excess_ns"].get<double>(), 2 * f["warm_rtt_ns"].get<double>() * f["slow_trips"].get<int>());
+  }
+  EXPECT_FALSE(first["method"].get<std::string>().empty());
   EXPECT_FALSE(m["method"]["L"].get<std::string>().empty());
   // The file says how G was taken: the one-buffer ping-pong (Netgauge's), which costs an echoed
   // rendezvous message twice what separate buffers do on the development VM.

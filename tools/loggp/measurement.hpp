@@ -1,5 +1,6 @@
 #pragma once
-// The whole llamp-loggp experiment: protocol switch first, then `rounds` sweeps over all sizes
+// The whole llamp-loggp experiment: the transport's first use (first_use_bytes, before anything
+// else larger than a few bytes has crossed), the protocol switch, then `rounds` sweeps over all sizes
 // (ping-pong, send/receive overhead, burst gap), each sweep in its own shuffled size order so
 // slow drift of a shared machine spreads over all sizes instead of biasing the large ones.
 // Parameters are derived per round; the result is their median, the spread their range.
@@ -27,11 +28,25 @@ struct MeasurementPlan {
   std::size_t cold_copy_bytes = 16'384;  // cold_copies: a working set inside L1 + L2,
   double cold_copy_wait_ns = 1'000'000;  // the wait before each cold copy (as at ΔL = 1 ms),
   int cold_copy_reps = 100;              // and how many of each (0.1 s)
+  // first_uses: ping-pongs at these sizes (ascending) on the fresh pair of ranks, `first_use_trips`
+  // round trips each; the first half is compared with the second half's median.
+  std::vector<std::size_t> first_use_bytes = {64, 512, 4096};
+  int first_use_trips = 200;
   int protocol_reps = 5;
   int protocol_test_calls = 10'000;
   std::size_t reference_bytes = 1;
   std::size_t min_fit_bytes = 4096;
   unsigned shuffle_seed = 12345;
+};
+
+// What the first round trips at one size cost beyond the warm ones (first_uses).
+struct FirstUse {
+  std::size_t bytes = 0;
+  int trips = 0;            // round trips timed; the first half is "first", the second half warm
+  double first_rtt_ns = 0;  // the very first round trip
+  double warm_rtt_ns = 0;   // median of the second half
+  double excess_ns = 0;     // sum over the first half of max(0, round trip - warm_rtt_ns)
+  int slow_trips = 0;       // round trips of the first half above 3 x warm_rtt_ns
 };
 
 struct RoundResult {
@@ -51,6 +66,7 @@ struct Measurement {
   Parameters spread_min, spread_max;      // per-parameter extremes over rounds
   std::vector<double> busy_wait_overrun;  // per rank: a busy wait's mean overrun / its length
   std::vector<double> cold_copy_ns;       // per rank: a copy's median hot, then after a wait (cold_copies)
+  std::vector<FirstUse> first_use;        // per first_use_bytes size
 };
 
 // Collective over the two ranks of ctx.comm; the full result is on rank 0.

@@ -56,6 +56,26 @@ nlohmann::json cold_copy_json(const MeasurementPlan& plan, const std::vector<dou
            "more than its trace says, which no model of the application holds"}};
 }
 
+nlohmann::json first_use_json(const MeasurementPlan& plan, const std::vector<FirstUse>& first_use) {
+  nlohmann::json sizes = nlohmann::json::array();
+  for (const FirstUse& f : first_use)
+    sizes.push_back({{"bytes", f.bytes},
+                     {"trips", f.trips},
+                     {"first_rtt_ns", f.first_rtt_ns},
+                     {"warm_rtt_ns", f.warm_rtt_ns},
+                     {"excess_ns", f.excess_ns},
+                     {"slow_trips", f.slow_trips}});
+  return {{"trips", plan.first_use_trips},
+          {"sizes", sizes},
+          {"method",
+           "measured first, on the fresh pair of ranks: a ping-pong of `trips` round trips at each size in "
+           "ascending order (one buffer per rank, touched beforehand); warm_rtt_ns is the median of the second "
+           "half, excess_ns the sum over the first half of what each round trip took beyond it, slow_trips those "
+           "above 3 x warm_rtt_ns. What every run of an application pays once per pair of ranks when the "
+           "transport's own buffers are first used at such sizes (page faults; on a VM the host's as well), "
+           "which a model charging warm costs does not contain"}};
+}
+
 }  // namespace
 
 nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const RunInfo& info) {
@@ -185,6 +205,7 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
            "host): waits in MPI lose as much, so a measured latency response exceeds the prediction by "
            "about this fraction"}}},
         {"cold_copy", cold_copy_json(plan, m.cold_copy_ns)},
+        {"first_use", first_use_json(plan, m.first_use)},
         {"medians", medians},
         {"spreads", spreads},
         {"G_fit",

@@ -118,6 +118,25 @@ class PrepareTest(unittest.TestCase):
         self.assertEqual([x["cold_copy_ns"] for x in p["measurement"]["launches"]],
                          [[400.0, 1300.0], [450.0, 900.0], [420.0, 2500.0]])
         self.assertEqual(p["measurement"]["cold_copy_median_ns"], [420.0, 1300.0])
+        self.assertNotIn("first_use_median", p["measurement"])  # no launch measured it
+        # The transport's first use: per launch, and per size the median over the launches that
+        # measured that size (an older launch without 4096 B leaves that size two launches).
+        def first(excess_512, excess_4096=None):
+            sizes = [{"bytes": 512, "trips": 200, "first_rtt_ns": 9e4, "warm_rtt_ns": 900.0,
+                      "excess_ns": excess_512, "slow_trips": 60}]
+            if excess_4096 is not None:
+                sizes.append({"bytes": 4096, "trips": 200, "first_rtt_ns": 9e4, "warm_rtt_ns": 2000.0,
+                              "excess_ns": excess_4096, "slow_trips": 58})
+            return {"first_use": {"trips": 200, "sizes": sizes}}
+        a["measurement"], b["measurement"], c["measurement"] = first(2e6, 3e6), first(4e6), first(1e6, 5e6)
+        p = prepare.combine_parameter_files([a, b, c])
+        self.assertEqual([len(x["first_use"]) for x in p["measurement"]["launches"]], [2, 1, 2])
+        self.assertEqual(p["measurement"]["launches"][0]["first_use"][0],
+                         {"bytes": 512, "warm_rtt_ns": 900.0, "excess_ns": 2e6, "slow_trips": 60})
+        self.assertEqual(p["measurement"]["first_use_median"],
+                         [{"bytes": 512, "launches": 3, "warm_rtt_ns": 900.0, "excess_ns": 2e6, "slow_trips": 60},
+                          {"bytes": 4096, "launches": 2, "warm_rtt_ns": 2000.0, "excess_ns": 4e6,
+                           "slow_trips": 58}])
 
 
 class InterleavedParametersTest(unittest.TestCase):

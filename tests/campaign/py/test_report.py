@@ -463,6 +463,31 @@ class ReportTest(unittest.TestCase):
         self.assertAlmostEqual(t["terms"]["tracer"]["ns"], -0.02e9, delta=1)
         self.assertAlmostEqual(t["error_ns"], 1.0e9 - 1.01e9, delta=1)
 
+    def test_first_use_of_the_transport_is_reported(self):
+        c = hand_made_campaign(self)
+        r = report.build(c)
+        self.assertIsNone(r["first_use"])  # no params.json: nothing measured, nothing said
+        self.assertNotIn("first use", report.markdown(c, r))
+        first = [{"bytes": 64, "launches": 3, "warm_rtt_ns": 300.0, "excess_ns": 1500.0, "slow_trips": 0},
+                 {"bytes": 512, "launches": 3, "warm_rtt_ns": 900.0, "excess_ns": 2.3e6, "slow_trips": 64},
+                 {"bytes": 4096, "launches": 3, "warm_rtt_ns": 2000.0, "excess_ns": 3.2e6, "slow_trips": 58.5}]
+        with open(c.path("params.json"), "w") as f:
+            json.dump({"format": "llamp-loggp", "version": 1, "L_ns": 2000.0, "o_ns": 100.0, "g_ns": 0.0,
+                       "G_ns_per_byte": 0.1, "S_bytes": 8255,
+                       "measurement": {"first_use_median": first,
+                                       "first_use": {"trips": 200, "sizes": [dict(first[0], excess_ns=9.0)]}}}, f)
+        r = report.build(c)
+        self.assertEqual(r["first_use"], first)  # the median over launches, not launch 1's
+        text = report.markdown(c, r)
+        self.assertIn("64 B 0.00 ms (0 above 3× the warm 0.30 µs), 512 B 2.30 ms (64 above 3× the warm 0.90 µs), "
+                      "4096 B 3.20 ms (58 above 3× the warm 2.00 µs); 5.50 ms in all", text)
+        # A single launch's file (no median over launches) is read as it is.
+        with open(c.path("params.json"), "w") as f:
+            json.dump({"format": "llamp-loggp", "version": 1, "L_ns": 2000.0, "o_ns": 100.0, "g_ns": 0.0,
+                       "G_ns_per_byte": 0.1, "S_bytes": 8255,
+                       "measurement": {"first_use": {"trips": 200, "sizes": [dict(first[1], trips=200)]}}}, f)
+        self.assertEqual(report.build(c)["first_use"][0]["excess_ns"], 2.3e6)
+
     def test_tolerance_not_reached(self):
         value, reached = stats.tolerance_from_curve([0, 10, 20], [1.0, 1.001, 1.002], 5)
         self.assertEqual((value, reached), (20, False))

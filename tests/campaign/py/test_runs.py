@@ -336,26 +336,27 @@ class RecalibrationTest(unittest.TestCase):
         from campaign import cores, rejudge, report
         # stop 47's AMD VM calibrated at 27-60 ns (reference 43 ns) and then ran minutes at ~220 ns:
         # six launches in a row judged apart widen the band to them, and the next launch is accepted
-        c = self.campaign_calibrated_apart(["220", "221"] * 8 + ["222"] * 4 + ["40", "41"])
+        c = self.campaign_calibrated_apart(["220", "221"] * 8 + ["40", "41"])
         record = dict(self.APART, probes_ns=[43.0] * 20, fastest_ns=43.0, reference_ns=43.0, limit_ns=129.0,
                       floor_ns=25.8)
         with open(c.path(f"cores-{os.uname().nodename}.json"), "w") as f:
             json.dump(record, f)
         self.write_run(c, 0, "ok", 44.0, limits=(129.0, 25.8))  # accepted in the calibrated placement
         logged = []
+        # --core-retries 3, but the streak began within them: launched on until it widens the band
+        # (six launches apart), then once more, accepted
         _, guard, slow = cores.guarded(c, "params-1", 2, lambda g: None, log=logged.append)
-        self.assertEqual((slow, guard.slow), (3, True))  # --core-retries 3: four launches, all apart
-        self.assertEqual(self.host_record(c)["streak"]["launches"], ["params-1"] * 4)
-        _, guard, slow = cores.guarded(c, "params-2", 2, lambda g: None, log=logged.append)
-        self.assertEqual((slow, guard.slow, guard.limit, guard.floor), (2, False, 3 * 221.0, 25.8))
+        self.assertEqual((slow, guard.slow, guard.limit, guard.floor), (6, False, 3 * 221.0, 25.8))
         record = self.host_record(c)
         self.assertNotIn("streak", record)
         self.assertEqual(record["reference_ns"], 43.0)
         again = record["recalibrations"][0]
         self.assertEqual((again["side"], again["placement_ns"], again["limit_before_ns"], again["limit_ns"]),
                          ("apart", 221.0, 129.0, 663.0))
-        self.assertEqual(again["stall_launches"], ["params-1"] * 4 + ["params-2"] * 2)
+        self.assertEqual(again["stall_launches"], ["params-1"] * 6)
         self.assertTrue(any("6 launches in a row ran apart" in line for line in logged))
+        _, guard, slow = cores.guarded(c, "params-2", 2, lambda g: None, log=logged.append)
+        self.assertEqual((slow, guard.slow), (0, False))  # ~220 ns is inside the band now
         # the calibrated placement is still accepted, and nothing accepted before is taken back
         _, guard, slow = cores.guarded(c, "params-3", 2, lambda g: None, log=logged.append)
         self.assertEqual((slow, guard.slow), (0, False))
@@ -374,6 +375,25 @@ class RecalibrationTest(unittest.TestCase):
                                 "limit_ns": 129.0, "recalibrations": []}, f)
         _, guard, slow = cores.guarded(c, "trace-2", 2, lambda g: None, log=lambda *_: None)
         self.assertEqual((slow, guard.slow, guard.limit), (1, False, 660.0))
+        # a streak that began before the retries ran out goes on past them until it widens the band
+        # (table AG7's persistent: its slot was given up after five of the six launches)
+        c = self.campaign_calibrated_apart(["220", "221"] * 7)
+        c.core_retries = 1
+        with open(c.path(f"cores-{os.uname().nodename}.json"), "w") as f:
+            json.dump(record | {"limit_ns": 129.0, "recalibrations": []}, f)
+        _, guard, slow = cores.guarded(c, "trace-3", 2, lambda g: None, log=lambda *_: None)
+        self.assertEqual((slow, guard.slow, guard.limit), (6, False, 663.0))
+        self.assertEqual(self.host_record(c)["recalibrations"][0]["stall_launches"], ["trace-3"] * 6)
+        # one that begins past them does not: a host changing sides gets --core-retries only
+        c = self.campaign_calibrated_apart(["220", "221"] * 7)
+        c.core_retries = 0
+        with open(c.path(f"cores-{os.uname().nodename}.json"), "w") as f:
+            json.dump(record | {"limit_ns": 129.0, "recalibrations": []}, f)
+        _, guard, slow = cores.guarded(c, "trace-4", 2, lambda g: None, log=lambda *_: None)
+        self.assertEqual((slow, guard.slow), (0, True))
+        self.assertEqual(self.host_record(c)["streak"]["launches"], ["trace-4"])
+        self.assertFalse(cores.streak_may_still_widen(c, 1))
+        self.assertTrue(cores.streak_may_still_widen(c, 0))
         # a launch inside the band ends a streak
         c = self.campaign_calibrated_apart(["500", "500", "157", "157"])
         cores.guarded(c, "params-1", 2, lambda g: None, log=lambda *_: None)
@@ -451,17 +471,28 @@ class SlowCoresRetryTest(unittest.TestCase):
     """run_slot's loop over slow-cores attempts. A run the probes inside the job find slow cannot
     be produced on demand, so run_attempt is replaced by a list of outcomes."""
 
-    def run_slot_with(self, statuses, core_retries=3, max_attempts=2):
-        from campaign import config, runs, schedule
+    def run_slot_with(self, statuses, core_retries=3, max_attempts=2, streaks=None):
+        """streaks: per attempt, the length of the host's streak of launches outside the band after
+        it (what note_launch leaves in the host file), or "widened"."""
+        from campaign import config, cores, runs, schedule
         c = config.Campaign(out_dir=temp_dir(self), app=["a"], ranks=2, deltas_ns=[0.0],
                             core_retries=core_retries, max_attempts=max_attempts)
         outcomes = iter(statuses)
+        streak_after = iter(streaks or [])
         tried = []
 
         def fake_attempt(campaign, slot, attempt, log=print):
             tried.append(attempt)
             status = next(outcomes)
-            return {"status": status, "runtime_ns": 1 if status == runs.OK else None, "reason": status}
+            record = {"status": status, "runtime_ns": 1 if status == runs.OK else None, "reason": status}
+            streak = next(streak_after, 0)
+            host = {"host": os.uname().nodename}
+            if streak == "widened":
+                record["band_widened"] = True
+            elif streak:
+                host["streak"] = {"side": "apart", "launches": [f"slot-0000-a{attempt}"] * streak, "probes_ns": []}
+            cores.save_host_record(campaign, host)
+            return record
 
         original = runs.run_attempt
         runs.run_attempt = fake_attempt
@@ -478,6 +509,18 @@ class SlowCoresRetryTest(unittest.TestCase):
     def test_after_the_last_core_retry_the_slot_stays_open(self):
         record, tried = self.run_slot_with(["slow-cores"] * 5, core_retries=2)
         self.assertEqual((record["status"], tried), ("slow-cores", [1, 2, 3]))
+
+    def test_a_streak_that_began_within_the_retries_goes_on_until_it_widens_the_band(self):
+        # table AG7's persistent: one launch on one physical core, then five apart, and the slot was
+        # given up one launch before the streak of six widened the band
+        record, tried = self.run_slot_with(["slow-cores"] * 7 + ["ok"], core_retries=5,
+                                           streaks=[1, 1, 2, 3, 4, 5, "widened", 0])
+        self.assertEqual((record["status"], tried), ("ok", [1, 2, 3, 4, 5, 6, 7, 8]))
+        # a streak that begins past the retries, or one that ends, does not keep the slot going
+        record, tried = self.run_slot_with(["slow-cores"] * 5, core_retries=2, streaks=[1, 1, 1, 1, 1])
+        self.assertEqual((record["status"], tried), ("slow-cores", [1, 2, 3]))
+        record, tried = self.run_slot_with(["slow-cores"] * 5, core_retries=2, streaks=[1, 2, 3, 1, 2])
+        self.assertEqual((record["status"], tried), ("slow-cores", [1, 2, 3, 4]))
 
 
 class EnvironmentTest(unittest.TestCase):
