@@ -139,7 +139,9 @@ def slot_done(records, slot_id):
 
 def run_slot(campaign, slot, log=print):
     """Runs a slot unless it already succeeded: up to max_attempts attempts that fail or time out
-    (a retry), plus up to core_retries more after slow-cores attempts. Attempts continue numbering
+    (a retry), plus up to core_retries more after slow-cores attempts, and more while a streak of
+    launches outside the core-placement band that began within them can still widen it
+    (cores.streak_may_still_widen, note_launch). Attempts continue numbering
     after earlier ones, so resuming a campaign adds attempts instead of replacing them."""
     existing = [r for r in load_records(campaign) if r["slot"] == slot.slot]
     if any(r["status"] == OK for r in existing):

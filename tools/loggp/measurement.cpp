@@ -54,12 +54,13 @@ void combine_rounds(Measurement& m) {
   pick(&Parameters::o_rndv_ns);
 }
 
-// The transport's first use: on the development AMD VM the first ~64 round trips of a pair of
-// ranks at 512 B took 25-60 us each against ~0.3 us later, and again at 4096 B (the shared-memory
-// transport's receive buffers being touched for the first time, page by page, each a page fault
-// the VM's host makes expensive); 0-64 B messages, which travel inside the queue's own slots, did
-// not. Every run of an application pays that once per pair of ranks and size; the model charges
-// warm costs only. Measured first, before any larger message has crossed, sizes in ascending order.
+// The transport's first use: on the development AMD VM a pair of ranks' first 64 round trips at
+// 512 B took over 10 us each (the first five 47-94 us) against ~0.5 us later, and ~56 more did at
+// 4096 B: 164 and 224 minor page faults of the two ranks, 15-17 us each, as the shared-memory
+// transport's buffers are touched for the first time; 0 and 64 B messages, which travel in the
+// queue's own slots, had none. Every run of an application pays that once per pair of ranks and
+// size; the model charges warm costs only. Measured first, before any larger message has crossed,
+// sizes in ascending order.
 std::vector<FirstUse> first_uses(const ProbeContext& ctx, const MeasurementPlan& plan) {
   std::vector<FirstUse> result;
   const std::size_t largest = plan.sizes.empty() ? 0 : plan.sizes.back();  // the probe buffers' size
