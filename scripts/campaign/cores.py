@@ -316,6 +316,16 @@ def streak_may_still_widen(campaign, extra):
     return len((record.get("streak") or {}).get("launches", [])) > extra
 
 
+def out_of_core_retries(campaign, slow, widened):
+    """After `slow` slow-cores launches of one launch or slot (the last one included): whether to
+    stop launching it. Past --core-retries it goes on only when the last launch widened the band
+    (the next one is judged by it) or belongs to a streak that may still widen it. The one rule
+    for guarded() and runs.run_slot()."""
+    if slow <= campaign.core_retries:
+        return False
+    return not widened and not streak_may_still_widen(campaign, slow - campaign.core_retries)
+
+
 def _apart(value, limit):
     """Above the limit, or -1: the timer's peer never answered, which a run in a sane state does
     within microseconds."""
@@ -484,8 +494,7 @@ def guarded(campaign, launch, cpus, run, log=print):
             guard.release()
         guard.after()
         widened = note_launch(campaign, guard, log)
-        if not guard.slow or (slow >= campaign.core_retries and not widened
-                              and not streak_may_still_widen(campaign, slow - campaign.core_retries + 1)):
+        if not guard.slow or out_of_core_retries(campaign, slow + 1, widened):
             return result, guard, slow
         slow += 1
         log(f"{launch}: slow-cores, launching again ({guard.reason()})")

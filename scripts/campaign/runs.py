@@ -141,7 +141,7 @@ def run_slot(campaign, slot, log=print):
     """Runs a slot unless it already succeeded: up to max_attempts attempts that fail or time out
     (a retry), plus up to core_retries more after slow-cores attempts, and more while a streak of
     launches outside the core-placement band that began within them can still widen it
-    (cores.streak_may_still_widen, note_launch). Attempts continue numbering
+    (cores.out_of_core_retries). Attempts continue numbering
     after earlier ones, so resuming a campaign adds attempts instead of replacing them."""
     existing = [r for r in load_records(campaign) if r["slot"] == slot.slot]
     if any(r["status"] == OK for r in existing):
@@ -160,8 +160,7 @@ def run_slot(campaign, slot, log=print):
             return record
         if record["status"] == SLOW_CORES:
             slow += 1
-            if (slow > campaign.core_retries and not record.get("band_widened")
-                    and not cores.streak_may_still_widen(campaign, slow - campaign.core_retries)):
+            if cores.out_of_core_retries(campaign, slow, record.get("band_widened", False)):
                 return record
         else:
             failures += 1
