@@ -36,7 +36,36 @@ struct CliArgs {
   std::string collective_overhead = "0ns";
   std::string probe_overhead = "0ns";
   std::string rendezvous_threshold = "inf";
+  std::vector<std::string> first_use;
 };
+
+// One --first-use band: BYTES:MESSAGES:SEND:RECV, e.g. 512B:64:27us:4us.
+FirstUseBand parse_first_use_band(const std::string& text) {
+  std::vector<std::string> parts;
+  for (std::size_t start = 0;;) {
+    const std::size_t colon = text.find(':', start);
+    parts.push_back(text.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  const std::string what = fmt::format("--first-use {}", text);
+  if (parts.size() != 4) throw Error(fmt::format("{}: expected BYTES:MESSAGES:SEND:RECV, e.g. 512B:64:27us:4us", what));
+  FirstUseBand band;
+  band.bytes = units::parse_size_bytes(parts[0], what);
+  std::size_t used = 0;
+  long messages = -1;
+  try {
+    messages = std::stol(parts[1], &used);
+  } catch (const std::exception&) {
+  }
+  if (messages < 0 || used != parts[1].size() || messages > std::numeric_limits<uint32_t>::max())
+    throw Error(fmt::format("{}: MESSAGES '{}' is not a count", what, parts[1]));
+  band.messages = static_cast<uint32_t>(messages);
+  band.send_ns = units::parse_time_ns(parts[2], what);
+  band.recv_ns = units::parse_time_ns(parts[3], what);
+  if (band.send_ns < 0 || band.recv_ns < 0) throw Error(fmt::format("{}: costs must not be negative", what));
+  return band;
+}
 
 void run(const CliArgs& a) {
   Options opts;
@@ -59,6 +88,13 @@ void run(const CliArgs& a) {
   opts.rendezvous_above_bytes = a.rendezvous_threshold == "inf"
                                     ? std::numeric_limits<uint64_t>::max()
                                     : units::parse_size_bytes(a.rendezvous_threshold, "--S");
+  for (const std::string& band : a.first_use) {
+    opts.first_use.push_back(parse_first_use_band(band));
+    if (opts.first_use.size() > 1 && opts.first_use.back().bytes <= opts.first_use[opts.first_use.size() - 2].bytes)
+      throw Error(fmt::format("--first-use {}: bands must be given in ascending order of bytes", band));
+  }
+  if (opts.first_use.size() > kMaxFirstUseBands)
+    throw Error(fmt::format("--first-use: at most {} bands", kMaxFirstUseBands));
 
   namespace fs = std::filesystem;
   const std::string ext = fs::path(a.output).extension().string();
@@ -125,6 +161,9 @@ void run(const CliArgs& a) {
   if (st.probe_overhead_calls)
     fmt::print("  {} blocking probe(s): {} ns of computation added after each probed message's arrival\n",
                st.probe_overhead_calls, opts.probe_overhead_ns);
+  if (st.first_use_sends || st.first_use_recvs)
+    fmt::print("  the transport's first use: {} blocking send(s) and {} receive(s) charged {:.3f} ms of computation\n",
+               st.first_use_sends, st.first_use_recvs, static_cast<double>(st.first_use_ns) / 1e6);
   if (st.proc_null_ops) fmt::print("  {} MPI_PROC_NULL operation(s) left out\n", st.proc_null_ops);
   if (st.failed_calls) fmt::print("  {} call(s) that returned an MPI error skipped\n", st.failed_calls);
   if (st.never_completed)
@@ -191,6 +230,13 @@ void register_cli(CLI::App& app) {
                   "CPU time of a blocking MPI_Probe/MPI_Mprobe once its message is there (o_probe of llamp-loggp's "
                   "params.json, e.g. 150ns), added as computation after the probed message is received (default "
                   "0ns)");
+  sub->add_option("--first-use", args->first_use,
+                  "The transport's first use, one size band per option in ascending order, BYTES:MESSAGES:SEND:RECV "
+                  "(from llamp-loggp's measurement.first_use, e.g. 512B:64:27us:4us): the first MESSAGES messages of "
+                  "each pair of ranks that reach into the band cost the sender (blocking sends only) and the "
+                  "receiver that much more computation. A message reaches the first band and every band on its side "
+                  "of --S that begins below its size")
+      ->allow_extra_args(false);
   sub->callback([args] { run(*args); });
 }
 

@@ -188,6 +188,9 @@ class RankBuilder {
   void handle_start(const trace::Event& e, uint64_t call_index);
   void handle_mprobe(const trace::Event& e, uint64_t call_index);
   void charge_probe_overhead();
+  // Options::first_use: adds the sender's (send) or receiver's share of a message's first-use cost
+  // to the pending computation, and counts the message in the bands it reaches.
+  void charge_first_use(int32_t peer, uint64_t bytes, bool send);
 
   uint32_t rank_;
   GenerationContext& ctx_;
@@ -269,6 +272,9 @@ class RankBuilder {
   std::vector<uint32_t> posted_;  // records not yet released for matching, in posting order
   uint64_t post_seq_ = 0, op_seq_ = 0;
   std::unordered_map<uint64_t, uint64_t> coll_seq_;
+  // Options::first_use: messages counted per band, per peer sent to and received from.
+  using FirstUseCounts = std::array<uint32_t, kMaxFirstUseBands>;
+  std::unordered_map<int32_t, FirstUseCounts> first_use_sent_, first_use_received_;
   std::vector<uint64_t> scratch_, lag_scratch_;
 
   // Options::completion_time.

@@ -123,6 +123,9 @@ def run_parser():
                         "for even K)")
     p.add_argument("--algo", action="append", default=[], help="passed to llamp schedgen as --algo")
     p.add_argument("--schedgen-arg", action="append", default=[], help="extra llamp schedgen argument")
+    p.add_argument("--no-first-use", action="store_true",
+                   help="do not charge the transport's first use that llamp-loggp measures (llamp schedgen "
+                        "--first-use); the graph then has warm costs only")
     p.add_argument("--analyze-arg", action="append", default=[], help="extra llamp analyze argument")
     p.add_argument("--loggp-arg", action="append", default=[], help="extra llamp-loggp argument")
     p.add_argument("--o-size", default="",
@@ -226,7 +229,7 @@ def new_campaign(argv):
         out_dir=out, app=app, ranks=args.ranks, deltas_ns=deltas, reps=args.reps, seed=args.seed,
         timeout_s=args.timeout, mpiexec=[launcher] + binding + args.mpiexec_arg, mpi_env=mpi_env,
         injector_prefix=os.path.abspath(args.injector_prefix) if args.injector_prefix else "",
-        tools=tools, schedgen_args=schedgen_args, analyze_args=args.analyze_arg, loggp_args=args.loggp_arg,
+        tools=tools, schedgen_args=schedgen_args, first_use=not args.no_first_use, analyze_args=args.analyze_arg, loggp_args=args.loggp_arg,
         o_size=args.o_size, max_size=args.max_size,
         tolerances_pct=tolerances, given_params=os.path.abspath(args.params) if args.params else "",
         given_trace=os.path.abspath(args.trace) if args.trace else "", trace_runs=args.trace_runs,
@@ -364,6 +367,8 @@ def _main(argv):
                        help="replaces the campaign's llamp schedgen arguments (repeatable)")
         p.add_argument("--prediction-from", choices=("every-trace", "kept-trace"), default=None,
                        help="replaces the campaign's choice (every-trace: the mean of every traced run's prediction)")
+        p.add_argument("--first-use", action=argparse.BooleanOptionalAction, default=None,
+                       help="replaces the campaign's choice whether the graph charges the transport's first use")
     if command == "resume":
         p.add_argument("--mode", choices=["local", "slurm"], default="local")
         p.add_argument("--sbatch-arg", action="append", default=[])
@@ -386,6 +391,8 @@ def _main(argv):
             c.schedgen_args = args.schedgen_arg
         if args.prediction_from is not None:
             c.prediction_from = args.prediction_from
+        if args.first_use is not None:
+            c.first_use = args.first_use
         c.save()
         try:
             prepare.repredict(c, _log)

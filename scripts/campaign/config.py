@@ -35,6 +35,7 @@ class Campaign:
     injector_prefix: str = ""         # patched MPICH+UCX prefix (its llamp-env.sh is sourced)
     tools: Tools = field(default_factory=Tools)
     schedgen_args: list = field(default_factory=list)
+    first_use: bool = True            # schedgen --first-use bands from llamp-loggp's first-use probe
     analyze_args: list = field(default_factory=list)
     loggp_args: list = field(default_factory=list)
     o_size: str = ""                  # llamp-loggp --o-size: "", a size, or "auto" (from app.goal)

@@ -79,7 +79,7 @@ def _median(values):
 
 
 # What llamp-loggp's first-use probe keeps per size (measurement.first_use.sizes).
-FIRST_USE_KEYS = ("bytes", "warm_rtt_ns", "excess_ns", "slow_trips")
+FIRST_USE_KEYS = ("bytes", "warm_rtt_ns", "excess_ns", "slow_trips", "send_excess_ns")
 
 
 def combine_parameter_files(files):
@@ -102,7 +102,7 @@ def combine_parameter_files(files):
             launch["cold_copy_ns"] = [cold["hot_ns"], cold["after_wait_ns"]]
         first = f.get("measurement", {}).get("first_use", {}).get("sizes")
         if first:
-            launch["first_use"] = [{k: x[k] for k in FIRST_USE_KEYS} for x in first]
+            launch["first_use"] = [{k: x[k] for k in FIRST_USE_KEYS if k in x} for x in first]
     for key in AVERAGED_PARAMETERS:
         values = [f[key] for f in files if key in f]
         if values:
@@ -123,7 +123,8 @@ def combine_parameter_files(files):
         for size in sorted({x["bytes"] for first in firsts for x in first}):
             rows = [x for first in firsts for x in first if x["bytes"] == size]
             row = {"bytes": size, "launches": len(rows)}
-            row.update({k: _median([r[k] for r in rows]) for k in FIRST_USE_KEYS if k != "bytes"})
+            row.update({k: _median([r[k] for r in rows]) for k in FIRST_USE_KEYS
+                        if k != "bytes" and all(k in r for r in rows)})
             medians.append(row)
         measurement["first_use_median"] = medians
     measurement["combination_over_launches"] = (
@@ -553,11 +554,38 @@ MEASURED_SCHEDGEN_COSTS = (("--collective-overhead", "o_coll_ns"), ("--probe-ove
 NO_RENDEZVOUS_BYTES = 2**63
 
 
+def first_use_bands(params):
+    """schedgen's `--first-use` bands (BYTES:MESSAGES:SEND:RECV) from llamp-loggp's first-use probe:
+    the median over the launches per size (measurement.first_use_median), else the one launch's.
+
+    Each round trip of the probe is two messages, so a band's `slow_trips` first messages per
+    direction carry its excess: per message, the senders' share (send_excess_ns, the time inside
+    MPI_Send) is the send cost and the rest the receive cost. Above S a blocking send waits for
+    the whole transfer, so its time is no sender's CPU: there the whole excess is the receiver's
+    (the transfer ends that much later). Launches from before send_excess_ns was measured give the
+    receivers the whole excess."""
+    measurement = params.get("measurement", {})
+    rows = measurement.get("first_use_median") or measurement.get("first_use", {}).get("sizes") or []
+    s_bytes = int(params.get("S_bytes", NO_RENDEZVOUS_BYTES))
+    bands = []
+    for row in sorted(rows, key=lambda r: r["bytes"]):
+        messages = int(math.ceil(row.get("slow_trips", 0)))
+        excess = max(0.0, float(row.get("excess_ns", 0.0)))
+        send = min(excess, max(0.0, float(row.get("send_excess_ns", 0.0))))
+        if int(row["bytes"]) > s_bytes:
+            send = 0.0
+        per = 2 * messages
+        send_ns, recv_ns = (send / per, (excess - send) / per) if messages > 0 else (0.0, 0.0)
+        bands.append(f"{int(row['bytes'])}B:{messages}:{send_ns:.1f}ns:{recv_ns:.1f}ns")
+    return bands
+
+
 def schedgen_arguments(campaign):
     """The campaign's schedgen arguments, plus `--collective-overhead` and `--probe-overhead` from
     params.json's o_coll_ns and o_probe_ns (llamp-loggp measures them) once the parameters exist,
-    and `--S` from its S_bytes (the rendezvous receives' handshake waits for the receiver's next
-    progressing call, docs/schedgen.md), each unless the user gave it."""
+    `--S` from its S_bytes (the rendezvous receives' handshake waits for the receiver's next
+    progressing call, docs/schedgen.md), and `--first-use` bands from its first-use probe (unless
+    the campaign runs with --no-first-use), each unless the user gave it."""
     args = list(campaign.schedgen_args)
     try:
         with open(campaign.path("params.json")) as f:
@@ -575,6 +603,9 @@ def schedgen_arguments(campaign):
     s_bytes = params.get("S_bytes")
     if not given("--S") and s_bytes is not None and int(s_bytes) < NO_RENDEZVOUS_BYTES:
         args += ["--S", f"{int(s_bytes)}B"]
+    if not given("--first-use") and campaign.first_use:
+        for band in first_use_bands(params):
+            args += ["--first-use", band]
     return args
 
 

@@ -719,18 +719,24 @@ def _rounds_sentence(result):
     return text
 
 
-def _first_use_paragraph(first_use):
-    """report.md's lines for llamp-loggp's first-use probe (none without one)."""
+def _first_use_paragraph(first_use, schedgen_args):
+    """report.md's lines for llamp-loggp's first-use probe (none without one), and whether the graph
+    charges it (llamp schedgen --first-use, which the campaign passes unless --no-first-use)."""
     if not first_use:
         return []
     parts = [f"{x['bytes']} B {x['excess_ns'] / 1e6:.2f} ms ({x['slow_trips']:.0f} above 3× the warm "
              f"{x['warm_rtt_ns'] / 1e3:.2f} µs)" for x in first_use]
     total = sum(x["excess_ns"] for x in first_use)
+    charged = any(a == "--first-use" or a.startswith("--first-use=") for a in schedgen_args or [])
+    model = ("The graph charges it: the first messages of each pair of ranks in each size band cost their "
+             "sender (blocking sends) and receiver that much more computation (`llamp schedgen --first-use`)"
+             if charged else
+             "The graph charges warm costs only (`--no-first-use`), so it is part of the graph's term above for "
+             "an application whose messages take those sizes")
     return [f"The transport's first use (llamp-loggp, on a fresh pair of ranks before any larger message): the "
             f"first half of its round trips at each size took beyond the warm ones {', '.join(parts)}; "
             f"{total / 1e6:.2f} ms in all. Every run pays such a cost once per pair of ranks and size of message "
-            f"(the transport's buffers touched for the first time), and the graph charges warm costs only, so it "
-            f"is part of the graph's term above for an application whose messages take those sizes "
+            f"(the transport's buffers touched for the first time). {model} "
             f"(docs/campaign.md, \"The transport's first use\").", ""]
 
 
@@ -806,7 +812,7 @@ def markdown(campaign, result):
                   f"it (the floors are estimates from a few runs each; 0 means within the noise).", ""]
         lines += _throughput_paragraph(result)
         lines += t0_split.paragraph(result.get("t0_split"))
-        lines += _first_use_paragraph(result.get("first_use"))
+        lines += _first_use_paragraph(result.get("first_use"), result.get("schedgen_args"))
         if "response" in result:
             r = result["response"]
             se = r.get("measured_slope_se")

@@ -61,6 +61,32 @@ TEST(SchedgenCli, FailsWithoutLeavingAGraph) {
   EXPECT_NE(d.output.find("pipelined_ring"), std::string::npos) << d.output;  // lists the valid names
 }
 
+// --first-use takes one band per option, BYTES:MESSAGES:SEND:RECV in ascending order; a wrong one
+// is an error that names it.
+TEST(SchedgenCli, FirstUseBandsAreParsedAndChecked) {
+  TraceSpec t(2);
+  t[0].send(1, 0, 512);
+  t[1].recv(0, 0, 512, 0, 0);
+  std::string dir = t.write("cli_first_use");
+  CliRun a =
+      llamp("schedgen " + dir + " -o " + dir + "/g.goal --first-use 64B:3:1us:2us --first-use=4096B:64:10us:5us", dir);
+  ASSERT_EQ(a.status, 0) << a.output;
+  EXPECT_NE(a.output.find("the transport's first use: 1 blocking send(s) and 1 receive(s) charged 0.018 ms"),
+            std::string::npos)
+      << a.output;
+  CliRun b =
+      llamp("schedgen " + dir + " -o " + dir + "/g.goal --first-use 4096B:64:1us:1us --first-use 64B:3:1us:1us", dir);
+  EXPECT_NE(b.status, 0);
+  EXPECT_NE(b.output.find("--first-use 64B:3:1us:1us: bands must be given in ascending order"), std::string::npos)
+      << b.output;
+  CliRun c = llamp("schedgen " + dir + " -o " + dir + "/g.goal --first-use 64B:x:1us:1us", dir);
+  EXPECT_NE(c.status, 0);
+  EXPECT_NE(c.output.find("--first-use 64B:x:1us:1us: MESSAGES 'x' is not a count"), std::string::npos) << c.output;
+  CliRun d = llamp("schedgen " + dir + " -o " + dir + "/g.goal --first-use 64B:3:1us", dir);
+  EXPECT_NE(d.status, 0);
+  EXPECT_NE(d.output.find("expected BYTES:MESSAGES:SEND:RECV"), std::string::npos) << d.output;
+}
+
 // A rank that made calls the tracer only counts (untraced-NNNNN.json, written by the tracer at
 // MPI_Finalize; tests/tracer covers that side) makes schedgen fail, naming the rank and calls,
 // unless --allow-untraced-calls, which warns instead.

@@ -534,6 +534,58 @@ TEST(SchedgenP2P, ProbeOverheadIsComputationAfterTheProbedReceive) {
   EXPECT_EQ(preds_of(g, 1, 2), (std::vector<std::string>{"R1"}));
 }
 
+// --first-use: the first messages of a pair of ranks in a size band cost the sender (blocking
+// sends only: a nonblocking send's time is counted already) and the receiver more computation,
+// until the band's count of messages is used up. A message reaches the first band and the bands
+// on its side of S that begin below its size.
+TEST(SchedgenP2P, FirstUseOfTheTransportChargesThePairsFirstMessages) {
+  TraceSpec t(2);
+  t[0].send(1, 0, 512);              // bands 0 and 1
+  t[0].compute(10).send(1, 0, 16);   // band 0 (its last message)
+  t[0].compute(10).send(1, 0, 512);  // band 1
+  t[0].compute(10).isend(1, 0, 512, 1);
+  t[0].compute(10).wait(Call::Wait, {1}, {{1}});
+  t[0].compute(10).send(1, 0, 8000);  // above S: the rendezvous band 2 only (band 0 is used up)
+  t[0].compute(10);
+  t[1].recv(0, 0, 512, 0, 0);
+  t[1].compute(5).recv(0, 0, 16, 0, 0);
+  t[1].compute(5).recv(0, 0, 512, 0, 0);
+  t[1].compute(5).irecv(0, 0, 512, 7);
+  t[1].compute(5).wait(Call::Wait, {7}, {{7, 0, 0, 512}});
+  t[1].compute(5).recv(0, 0, 8000, 0, 0);
+  t[1].compute(5);
+  Options with;
+  with.rendezvous_above_bytes = 4096;
+  with.first_use = {{64, 2, 100, 10}, {4096, 3, 1000, 200}, {8192, 1, 30, 5000}};
+  const std::string dir = t.write("first_use");
+  const auto [g, plain, st] = build_with_and_without(dir, with);
+  // The same graph with more computation: per rank, the calc vertices' differences in order.
+  const auto added = [&](const graph::Graph& a, uint32_t rank) {
+    std::vector<int64_t> d;
+    for (uint64_t v = a.rank_begin[rank]; v < a.rank_begin[rank + 1]; ++v)
+      if (a.kind[v] == VertexKind::Calc)
+        d.push_back(static_cast<int64_t>(a.value[v]) - static_cast<int64_t>(plain.value[v]));
+    return d;
+  };
+  ASSERT_EQ(kinds_of(g, 0), kinds_of(plain, 0));
+  ASSERT_EQ(kinds_of(g, 1), kinds_of(plain, 1));
+  // rank 0: before each blocking send; nothing for the MPI_Isend
+  EXPECT_EQ(added(g, 0), (std::vector<int64_t>{1100, 100, 1000, 0, 0, 30, 0}));
+  // rank 1: after each receive's completion, the MPI_Wait's included
+  EXPECT_EQ(added(g, 1), (std::vector<int64_t>{0, 210, 10, 200, 0, 200, 5000}));
+  EXPECT_EQ(st.first_use_sends, 4u);
+  EXPECT_EQ(st.first_use_recvs, 5u);
+  EXPECT_EQ(st.first_use_ns, 2230u + 5620u);
+
+  // With --completion-time the receiver's time after its messages comes from the trace: no
+  // receiver share then.
+  with.completion_time = true;
+  Stats timed;
+  build_graph(dir, with, &timed);
+  EXPECT_EQ(timed.first_use_sends, 4u);
+  EXPECT_EQ(timed.first_use_recvs, 0u);
+}
+
 // An MPI_Improbe loop looks before it progresses, like MPI_Iprobe: the message it found is noticed
 // one and a half polling periods after it arrived; an MPI_Test loop half a period. Like an
 // MPI_Iprobe loop's, its receive counts as posted where the loop began, beside the loop's own

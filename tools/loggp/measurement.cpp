@@ -66,20 +66,26 @@ std::vector<FirstUse> first_uses(const ProbeContext& ctx, const MeasurementPlan&
   const std::size_t largest = plan.sizes.empty() ? 0 : plan.sizes.back();  // the probe buffers' size
   for (std::size_t bytes : plan.first_use_bytes) {
     if (bytes > largest || plan.first_use_trips < 2) continue;
-    const std::vector<double> halves = half_round_trips(ctx, bytes, plan.first_use_trips, 0);
+    const PingPongCalls calls = ping_pong_calls(ctx, bytes, plan.first_use_trips);
     if (ctx.rank != 0) continue;
-    const std::size_t first = halves.size() / 2;
+    const std::vector<double>& trips = calls.round_trip_ns;
+    const std::size_t first = trips.size() / 2;
+    const auto warm_median = [first](const std::vector<double>& v) {
+      return summarize(std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(first), v.end())).median;
+    };
     FirstUse f;
     f.bytes = bytes;
-    f.trips = static_cast<int>(halves.size());
-    f.first_rtt_ns = 2 * halves.front();
-    f.warm_rtt_ns =
-        2 * summarize(std::vector<double>(halves.begin() + static_cast<std::ptrdiff_t>(first), halves.end())).median;
+    f.trips = static_cast<int>(trips.size());
+    f.first_rtt_ns = trips.front();
+    f.warm_rtt_ns = warm_median(trips);
+    const double warm_send_ns = warm_median(calls.send_ns);
     for (std::size_t i = 0; i < first; ++i) {
-      const double rtt = 2 * halves[i];
-      f.excess_ns += std::max(0.0, rtt - f.warm_rtt_ns);
-      if (rtt > 3 * f.warm_rtt_ns) ++f.slow_trips;
+      f.excess_ns += std::max(0.0, trips[i] - f.warm_rtt_ns);
+      if (trips[i] > 3 * f.warm_rtt_ns) ++f.slow_trips;
+      f.send_excess_ns += std::max(0.0, calls.send_ns[i] - warm_send_ns);
     }
+    // A send cannot take longer than its round trip: clamp the share where noise crossed them.
+    f.send_excess_ns = std::min(f.send_excess_ns, f.excess_ns);
     result.push_back(f);
   }
   return result;

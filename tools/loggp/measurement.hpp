@@ -30,7 +30,7 @@ struct MeasurementPlan {
   int cold_copy_reps = 100;              // and how many of each (0.1 s)
   // first_uses: ping-pongs at these sizes (ascending) on the fresh pair of ranks, `first_use_trips`
   // round trips each; the first half is compared with the second half's median.
-  std::vector<std::size_t> first_use_bytes = {64, 512, 4096};
+  std::vector<std::size_t> first_use_bytes = {64, 512, 4096, 32768, 262144};
   int first_use_trips = 200;
   int protocol_reps = 5;
   int protocol_test_calls = 10'000;
@@ -47,6 +47,9 @@ struct FirstUse {
   double warm_rtt_ns = 0;   // median of the second half
   double excess_ns = 0;     // sum over the first half of max(0, round trip - warm_rtt_ns)
   int slow_trips = 0;       // round trips of the first half above 3 x warm_rtt_ns
+  // The senders' share of excess_ns: the sum over the first half of max(0, time inside the two
+  // ranks' MPI_Send - its warm median). The rest of the excess is the receivers'.
+  double send_excess_ns = 0;
 };
 
 struct RoundResult {

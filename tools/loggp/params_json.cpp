@@ -64,14 +64,17 @@ nlohmann::json first_use_json(const MeasurementPlan& plan, const std::vector<Fir
                      {"first_rtt_ns", f.first_rtt_ns},
                      {"warm_rtt_ns", f.warm_rtt_ns},
                      {"excess_ns", f.excess_ns},
-                     {"slow_trips", f.slow_trips}});
+                     {"slow_trips", f.slow_trips},
+                     {"send_excess_ns", f.send_excess_ns}});
   return {{"trips", plan.first_use_trips},
           {"sizes", sizes},
           {"method",
            "measured first, on the fresh pair of ranks: a ping-pong of `trips` round trips at each size in "
            "ascending order (one buffer per rank, touched beforehand); warm_rtt_ns is the median of the second "
            "half, excess_ns the sum over the first half of what each round trip took beyond it, slow_trips those "
-           "above 3 x warm_rtt_ns. What every run of an application pays once per pair of ranks when the "
+           "above 3 x warm_rtt_ns; send_excess_ns is the part of excess_ns spent inside the two ranks' MPI_Send calls "
+           "(the same sum over the time inside MPI_Send beyond its warm median), the rest is the receivers'. What "
+           "every run of an application pays once per pair of ranks when the "
            "transport's own buffers are first used at such sizes (page faults; on a VM the host's as well), "
            "which a model charging warm costs does not contain"}};
 }

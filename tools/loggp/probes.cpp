@@ -105,6 +105,34 @@ std::vector<double> half_round_trips(const ProbeContext& ctx, std::size_t bytes,
   return samples;
 }
 
+PingPongCalls ping_pong_calls(const ProbeContext& ctx, std::size_t bytes, int reps) {
+  const int n = static_cast<int>(bytes);
+  const int peer = kPeerOf[ctx.rank];
+  std::vector<double> trips, sends;
+  trips.reserve(static_cast<std::size_t>(reps));
+  sends.reserve(static_cast<std::size_t>(reps));
+  align(ctx);
+  for (int i = 0; i < reps; ++i) {
+    if (ctx.rank == 0) {
+      const double start = now_ns();
+      MPI_Send(ctx.buffers->recv(), n, MPI_BYTE, peer, kDataTag, ctx.comm);
+      sends.push_back(now_ns() - start);
+      MPI_Recv(ctx.buffers->recv(), n, MPI_BYTE, peer, kDataTag, ctx.comm, MPI_STATUS_IGNORE);
+      trips.push_back(now_ns() - start);
+    } else {
+      MPI_Recv(ctx.buffers->recv(), n, MPI_BYTE, peer, kDataTag, ctx.comm, MPI_STATUS_IGNORE);
+      const double start = now_ns();
+      MPI_Send(ctx.buffers->recv(), n, MPI_BYTE, peer, kDataTag, ctx.comm);
+      sends.push_back(now_ns() - start);
+    }
+  }
+  // Collected after the last trip, so the transfer is no part of any timing.
+  std::vector<double> peer_sends = collect_on_client(ctx, ctx.rank == 1 ? sends : std::vector<double>{});
+  if (ctx.rank != 0) return {};
+  for (std::size_t i = 0; i < sends.size() && i < peer_sends.size(); ++i) sends[i] += peer_sends[i];
+  return {std::move(trips), std::move(sends)};
+}
+
 namespace {
 
 // The delayed receiver both overhead probes use: per repetition the client times its MPI_Send of

@@ -39,6 +39,15 @@ void spin_for_ns(double ns);
 // untouched buffers, and it is what an application that sends what it received pays.
 std::vector<double> half_round_trips(const ProbeContext& ctx, std::size_t bytes, int reps, int warmup);
 
+// The same ping-pong, timed per call for the transport's first use: rank 0's round trips, and
+// the time inside each rank's MPI_Send (the sender's share of a message's cost: copying into the
+// transport's buffers, where their first touch faults). All on rank 0; rank 1 gets empty vectors.
+struct PingPongCalls {
+  std::vector<double> round_trip_ns;  // rank 0, per trip
+  std::vector<double> send_ns;        // per trip: rank 0's MPI_Send + rank 1's MPI_Send
+};
+PingPongCalls ping_pong_calls(const ProbeContext& ctx, std::size_t bytes, int reps);
+
 struct OverheadSamples {
   std::vector<double> send_ns;  // time inside MPI_Send on the client
   std::vector<double> recv_ns;  // time inside MPI_Recv on the server once the message is there

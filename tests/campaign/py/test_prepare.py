@@ -71,6 +71,38 @@ class PrepareTest(unittest.TestCase):
         c.schedgen_args = ["--probe-overhead=1us"]
         self.assertEqual(prepare.schedgen_arguments(c), ["--probe-overhead=1us", "--collective-overhead", "84.9ns"])
 
+    def test_first_use_bands_from_the_parameters(self):
+        # Per size, the first slow_trips messages of each direction carry the excess: the senders'
+        # share per message is the send cost, the rest the receive cost; above S all of it is the
+        # receiver's; a launch without the senders' share gives the receivers everything. A given
+        # --first-use wins, and --no-first-use (first_use False) adds none.
+        d = temp_dir(self)
+        c = config.Campaign(out_dir=d, app=["a"], ranks=2, deltas_ns=[0.0], schedgen_args=[])
+        rows = [{"bytes": 64, "excess_ns": 240e3, "slow_trips": 3, "send_excess_ns": 60e3},
+                {"bytes": 512, "excess_ns": 2.048e6, "slow_trips": 64, "send_excess_ns": 1.792e6},
+                {"bytes": 4096, "excess_ns": 1e6, "slow_trips": 0, "send_excess_ns": 0.0},
+                {"bytes": 32768, "excess_ns": 0.8e6, "slow_trips": 3.5, "send_excess_ns": 0.8e6}]
+        params = {"L_ns": 10, "S_bytes": 8255, "measurement": {"first_use_median": rows}}
+        bands = ["64B:3:10000.0ns:30000.0ns", "512B:64:14000.0ns:2000.0ns", "4096B:0:0.0ns:0.0ns",
+                 "32768B:4:0.0ns:100000.0ns"]
+        self.assertEqual(prepare.first_use_bands(params), bands)
+        del rows[0]["send_excess_ns"]
+        self.assertEqual(prepare.first_use_bands(params)[0], "64B:3:0.0ns:40000.0ns")
+        rows[0]["send_excess_ns"] = 60e3
+        with open(os.path.join(d, "params.json"), "w") as f:
+            json.dump(params, f)
+        self.assertEqual(prepare.schedgen_arguments(c),
+                         ["--S", "8255B"] + [a for b in bands for a in ("--first-use", b)])
+        c.schedgen_args = ["--first-use=64B:1:1us:1us"]
+        self.assertEqual(prepare.schedgen_arguments(c), ["--first-use=64B:1:1us:1us", "--S", "8255B"])
+        c.schedgen_args, c.first_use = [], False
+        self.assertEqual(prepare.schedgen_arguments(c), ["--S", "8255B"])
+        # Parameters from before the probe: no bands.
+        with open(os.path.join(d, "params.json"), "w") as f:
+            json.dump({"L_ns": 10}, f)
+        c.first_use = True
+        self.assertEqual(prepare.schedgen_arguments(c), [])
+
     def test_rendezvous_threshold_from_the_parameters(self):
         # The graph's rendezvous receives wait for the receiver's progress above params.json's S;
         # a given --S wins, an S of "inf" (UINT64_MAX) adds nothing.
@@ -129,12 +161,19 @@ class PrepareTest(unittest.TestCase):
                               "excess_ns": excess_4096, "slow_trips": 58})
             return {"first_use": {"trips": 200, "sizes": sizes}}
         a["measurement"], b["measurement"], c["measurement"] = first(2e6, 3e6), first(4e6), first(1e6, 5e6)
+        # The senders' share, where every launch measured it (512 B here; b's 4096 B is missing, and
+        # c's 4096 B has none: a launch from before it was measured).
+        for f, share in zip((a, b, c), (1.5e6, 3e6, 0.5e6)):
+            f["measurement"]["first_use"]["sizes"][0]["send_excess_ns"] = share
+        a["measurement"]["first_use"]["sizes"][1]["send_excess_ns"] = 1e6
         p = prepare.combine_parameter_files([a, b, c])
         self.assertEqual([len(x["first_use"]) for x in p["measurement"]["launches"]], [2, 1, 2])
         self.assertEqual(p["measurement"]["launches"][0]["first_use"][0],
-                         {"bytes": 512, "warm_rtt_ns": 900.0, "excess_ns": 2e6, "slow_trips": 60})
+                         {"bytes": 512, "warm_rtt_ns": 900.0, "excess_ns": 2e6, "slow_trips": 60,
+                          "send_excess_ns": 1.5e6})
         self.assertEqual(p["measurement"]["first_use_median"],
-                         [{"bytes": 512, "launches": 3, "warm_rtt_ns": 900.0, "excess_ns": 2e6, "slow_trips": 60},
+                         [{"bytes": 512, "launches": 3, "warm_rtt_ns": 900.0, "excess_ns": 2e6, "slow_trips": 60,
+                           "send_excess_ns": 1.5e6},
                           {"bytes": 4096, "launches": 2, "warm_rtt_ns": 2000.0, "excess_ns": 4e6,
                            "slow_trips": 58}])
 

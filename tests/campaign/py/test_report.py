@@ -481,6 +481,11 @@ class ReportTest(unittest.TestCase):
         text = report.markdown(c, r)
         self.assertIn("64 B 0.00 ms (0 above 3× the warm 0.30 µs), 512 B 2.30 ms (64 above 3× the warm 0.90 µs), "
                       "4096 B 3.20 ms (58 above 3× the warm 2.00 µs); 5.50 ms in all", text)
+        self.assertIn("The graph charges warm costs only (`--no-first-use`)", text)  # not made with the bands
+        with open(c.path("app.goal.json"), "w") as f:
+            json.dump({"schedgen_args": ["--S", "8255B", "--first-use", "512B:64:14000.0ns:2000.0ns"]}, f)
+        self.assertIn("The graph charges it: the first messages of each pair of ranks",
+                      report.markdown(c, report.build(c)))
         # A single launch's file (no median over launches) is read as it is.
         with open(c.path("params.json"), "w") as f:
             json.dump({"format": "llamp-loggp", "version": 1, "L_ns": 2000.0, "o_ns": 100.0, "g_ns": 0.0,

@@ -1,6 +1,7 @@
 #pragma once
 // Schedgen: an llamp trace directory → an MPI execution graph (paper 000, Sec. II-A), written
 // through a streaming GraphSink. Semantics and conventions: docs/schedgen.md.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -9,6 +10,18 @@
 #include "llamp/schedgen/collectives.hpp"
 
 namespace llamp::schedgen {
+
+// The transport's first use in one size band (llamp-loggp's measurement.first_use): the first
+// `messages` messages of a directed pair of ranks that reach into the band cost their sender
+// `send_ns` and their receiver `recv_ns` more than warm ones (docs/schedgen.md, "The transport's
+// first use").
+struct FirstUseBand {
+  uint64_t bytes = 0;  // the band's upper edge; it begins above the previous band's
+  uint32_t messages = 0;
+  double send_ns = 0;
+  double recv_ns = 0;
+};
+constexpr std::size_t kMaxFirstUseBands = 8;
 
 struct Options {
   AlgorithmChoice algorithms;               // per collective; Auto = MPICH 4.0.2's choice
@@ -78,6 +91,15 @@ struct Options {
   // (one node, or synchronised clocks); a message the trace shows sent after the call ended adds
   // nothing. docs/schedgen.md, "Time inside completion calls".
   bool completion_time = false;
+  // The transport's first use, ascending by bytes (at most kMaxFirstUseBands). A message reaches
+  // into the first band and into every band on its side of S that begins below its size: an eager
+  // message touches the transport's buffers up to its size; a rendezvous one sends a small
+  // handshake (the first band) and its data by the rendezvous protocol (the bands above S). The sender's
+  // share is charged to blocking sends only, as computation before the send: the time inside a
+  // nonblocking send is counted already (initiation_time). The receiver's share is computation
+  // after the call that completed the receive; not with completion_time, which counts that time
+  // from the trace. Empty: warm costs only.
+  std::vector<FirstUseBand> first_use;
 };
 
 // One send or receive without a partner, as named in errors.
@@ -113,6 +135,9 @@ struct Stats {
   uint64_t completion_untimed = 0;         // ... calls whose messages' send times the trace did not give
   uint64_t collective_overhead_calls = 0;  // blocking collective calls charged collective_overhead_ns (per rank)
   uint64_t probe_overhead_calls = 0;       // blocking probes charged probe_overhead_ns
+  uint64_t first_use_sends = 0;            // blocking sends charged a first use of the transport
+  uint64_t first_use_recvs = 0;            // receives charged one
+  uint64_t first_use_ns = 0;               // what they were charged (all ranks)
   uint64_t progress_gated_ops = 0;         // nonblocking collectives' operations that wait for the next MPI call
   uint64_t rendezvous_gated_recvs = 0;     // receives above S whose handshake waits for a progressing call
   uint64_t collective_messages = 0;
