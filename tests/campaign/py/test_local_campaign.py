@@ -9,7 +9,7 @@ import unittest
 
 from campaign_testlib import BUILD_DIR, TEST_APP, campaign, hand_made_params, temp_dir
 
-from campaign import prediction
+from campaign import prediction, prepare
 
 
 def injector_prefix():
@@ -185,7 +185,7 @@ class LocalCampaignTest(unittest.TestCase):
                     self.assertLessEqual(max(judged), r["core_limit_ns"], r)
 
         # The graph was made after the parameters, with their collective overhead (if any was
-        # measured) and their rendezvous threshold, and says so. Before: collective overhead (if any was
+        # measured), their rendezvous threshold and the first-use bands of their probe (one per size
         # measured), and says so.
         with open(os.path.join(out, "params.json")) as f:
             params = json.load(f)
@@ -197,6 +197,12 @@ class LocalCampaignTest(unittest.TestCase):
                 expected += [option, f"{params[key]:.1f}ns"]
         if params["S_bytes"] < 2**63:
             expected += ["--S", f"{params['S_bytes']}B"]
+        bands = prepare.first_use_bands(params)
+        self.assertEqual([b.split(":")[0] for b in bands],
+                         [f"{x['bytes']}B" for x in params["measurement"].get("first_use_median")
+                          or params["measurement"]["first_use"]["sizes"]])
+        self.assertTrue(bands)
+        expected += [a for b in bands for a in ("--first-use", b)]
         self.assertEqual(made_with, expected)
         self.assertEqual(report["schedgen_args"], made_with)
 
