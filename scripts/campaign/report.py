@@ -391,7 +391,8 @@ def build(campaign):
     result["cold_copy_ns"] = measurement.get(
         "cold_copy_median_ns", [cold["hot_ns"], cold["after_wait_ns"]] if "hot_ns" in cold else None)
     # The transport's first use on a fresh pair of ranks, per size (median over launches; one
-    # launch's for a single measurement): a cost every run pays once that the graph does not hold.
+    # launch's for a single measurement): a cost every run pays once, which the graph charges
+    # unless the campaign runs with --no-first-use.
     result["first_use"] = measurement.get("first_use_median", measurement.get("first_use", {}).get("sizes"))
     result["threaded_ranks_on_one_core"] = _one_core_per_threaded_rank(campaign, result["trace_dir"])
     # The prediction's computation times are one traced run's: their spread over the K traced runs

@@ -59,8 +59,8 @@ void combine_rounds(Measurement& m) {
 // 4096 B: 164 and 224 minor page faults of the two ranks, 15-17 us each, as the shared-memory
 // transport's buffers are touched for the first time; 0 and 64 B messages, which travel in the
 // queue's own slots, had none. Every run of an application pays that once per pair of ranks and
-// size; the model charges warm costs only. Measured first, before any larger message has crossed,
-// sizes in ascending order.
+// size; the campaign has the graph charge it (llamp schedgen --first-use). Measured first, before any larger message
+// has crossed, sizes in ascending order.
 std::vector<FirstUse> first_uses(const ProbeContext& ctx, const MeasurementPlan& plan) {
   std::vector<FirstUse> result;
   const std::size_t largest = plan.sizes.empty() ? 0 : plan.sizes.back();  // the probe buffers' size

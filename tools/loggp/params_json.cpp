@@ -76,7 +76,7 @@ nlohmann::json first_use_json(const MeasurementPlan& plan, const std::vector<Fir
            "(the same sum over the time inside MPI_Send beyond its warm median), the rest is the receivers'. What "
            "every run of an application pays once per pair of ranks when the "
            "transport's own buffers are first used at such sizes (page faults; on a VM the host's as well), "
-           "which a model charging warm costs does not contain"}};
+           "which llamp schedgen --first-use charges per pair of ranks and size band"}};
 }
 
 }  // namespace
