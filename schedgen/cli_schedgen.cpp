@@ -33,6 +33,7 @@ struct CliArgs {
   bool tracer_time = false;
   bool completion_time = false;
   bool async_progress = false;
+  bool eager_progress = false;
   std::string collective_overhead = "0ns";
   std::string probe_overhead = "0ns";
   std::string rendezvous_threshold = "inf";
@@ -81,6 +82,7 @@ void run(const CliArgs& a) {
   opts.tracer_time = a.tracer_time;
   opts.completion_time = a.completion_time;
   opts.async_progress = a.async_progress;
+  opts.eager_progress = a.eager_progress;
   opts.collective_overhead_ns = units::parse_time_ns(a.collective_overhead, "--collective-overhead");
   opts.probe_overhead_ns = units::parse_time_ns(a.probe_overhead, "--probe-overhead");
   if (opts.collective_overhead_ns < 0 || opts.probe_overhead_ns < 0)
@@ -158,6 +160,11 @@ void run(const CliArgs& a) {
   if (st.rendezvous_gated_recvs)
     fmt::print("  {} nonblocking receive(s) above S = {} B start their handshake at the next progressing MPI call\n",
                st.rendezvous_gated_recvs, opts.rendezvous_above_bytes);
+  if (st.eager_gated_recvs)
+    fmt::print(
+        "  {} nonblocking eager receive(s) copied out at the next progressing MPI call, {} after another one "
+        "the same call completed\n",
+        st.eager_gated_recvs, st.eager_chained_recvs);
   if (st.probe_overhead_calls)
     fmt::print("  {} blocking probe(s): {} ns of computation added after each probed message's arrival\n",
                st.probe_overhead_calls, opts.probe_overhead_ns);
@@ -197,6 +204,11 @@ void register_cli(CLI::App& app) {
                 "Nonblocking and persistent collectives progress on their own (an asynchronous progress thread, "
                 "offloaded collectives): a round starts the moment the previous one's messages arrive, instead of "
                 "at the rank's next MPI call after the collective's start (MPICH's default)");
+  sub->add_flag("--eager-progress,!--no-eager-progress", args->eager_progress,
+                "A nonblocking eager receive's o_r is paid no earlier than the rank's next MPI call that progresses "
+                "after the post, and the eager receives one call completes are copied out one after another (MPICH "
+                "without an asynchronous progress thread); default: o_r starts when the message arrives, overlapping "
+                "the computation before the wait, as in LogGOPSim. Off with --async-progress");
   sub->add_flag("--no-poll-lag", args->no_poll_lag,
                 "Completions found by polling loops (MPI_Test*, MPI_Iprobe, MPI_Improbe) are noticed the instant "
                 "they happen, instead of half a polling period later (1.5 for MPI_Iprobe/MPI_Improbe; a lag llamp "

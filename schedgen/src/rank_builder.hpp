@@ -55,8 +55,9 @@ class RankBuilder {
     uint64_t bytes = 0;
     enum class State : uint8_t { Posted, Created, Dropped } state = State::Posted;
     uint64_t pre_calc = kNone;  // the calc before the call that posted it
-    // A nonblocking receive above S: the calc before the rank's first progressing call after the
-    // post, where its rendezvous handshake can start (kNone: none yet, or not gated).
+    // A nonblocking receive above S (any, with Options::eager_progress): the calc before the rank's
+    // first progressing call after the post, where its rendezvous handshake can start or its eager
+    // message is copied out (kNone: none yet, or not gated).
     uint64_t progress_gate = kNone;
     uint64_t vertex = kNone;
     std::vector<uint64_t> req_waiters;  // calcs created before the vertex existed
@@ -146,6 +147,8 @@ class RankBuilder {
   // handshake waits for the rank's next progressing call (docs/schedgen.md, "Progress of
   // rendezvous receives").
   void await_progress(uint32_t rec, uint64_t capacity);
+  // Options::eager_progress, unless completion_time takes the copies' time from the trace already.
+  bool copies_in_progress() const { return ctx_.options.eager_progress && !ctx_.options.completion_time; }
   // Creates a send (or nothing for dropped ones) that starts after `after`; enters it for matching.
   // A synchronous send also gets the vertex that receives its acknowledgement, returned in *ack
   // (kNone otherwise): the operation completes when both have.
@@ -166,6 +169,8 @@ class RankBuilder {
   void maybe_free(uint32_t rec);
   void start_nonblocking(uint64_t request, Request req, uint64_t calc);
   void complete(const trace::Event& e, uint64_t call_index);
+  // Options::eager_progress: chains the eager receives of copied_records_ gated at this call.
+  void chain_eager_copies();
   void free_requests(const trace::Event& e);
   void lose_record(uint32_t rec);
 
@@ -265,6 +270,10 @@ class RankBuilder {
   // Nonblocking receives above S posted since the last progressing call: (record, its post_seq,
   // which tells a record reused since then).
   std::vector<std::pair<uint32_t, uint64_t>> awaiting_progress_;
+  // The calc before the current call if it is the progress gate of receives (kNone otherwise), and
+  // the receives the call completes, in its order (Options::eager_progress).
+  uint64_t receive_gate_ = kNone;
+  std::vector<uint32_t> copied_records_;
 
   FlatIdMap<Request> requests_;
   std::vector<RecvRecord> records_;

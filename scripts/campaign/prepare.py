@@ -584,8 +584,10 @@ def schedgen_arguments(campaign):
     """The campaign's schedgen arguments, plus `--collective-overhead` and `--probe-overhead` from
     params.json's o_coll_ns and o_probe_ns (llamp-loggp measures them) once the parameters exist,
     `--S` from its S_bytes (the rendezvous receives' handshake waits for the receiver's next
-    progressing call, docs/schedgen.md), and `--first-use` bands from its first-use probe (unless
-    the campaign runs with --no-first-use), each unless the user gave it."""
+    progressing call, docs/schedgen.md), `--eager-progress` (an eager receive's copy waits for it
+    too; not with a given --[no-]eager-progress or --async-progress), and `--first-use` bands from
+    its first-use probe (unless the campaign runs with --no-first-use), each unless the user gave
+    it."""
     args = list(campaign.schedgen_args)
     try:
         with open(campaign.path("params.json")) as f:
@@ -603,6 +605,8 @@ def schedgen_arguments(campaign):
     s_bytes = params.get("S_bytes")
     if not given("--S") and s_bytes is not None and int(s_bytes) < NO_RENDEZVOUS_BYTES:
         args += ["--S", f"{int(s_bytes)}B"]
+    if not any(given(o) for o in ("--eager-progress", "--no-eager-progress", "--async-progress")):
+        args += ["--eager-progress"]
     if not given("--first-use") and campaign.first_use:
         for band in first_use_bands(params):
             args += ["--first-use", band]

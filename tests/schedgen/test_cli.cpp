@@ -87,6 +87,27 @@ TEST(SchedgenCli, FirstUseBandsAreParsedAndChecked) {
   EXPECT_NE(d.output.find("expected BYTES:MESSAGES:SEND:RECV"), std::string::npos) << d.output;
 }
 
+// --eager-progress reports the receives it gated and chained; --no-eager-progress, given later
+// (as a campaign's --schedgen-arg is), turns it off again.
+TEST(SchedgenCli, EagerProgressIsReportedAndCanBeTurnedOff) {
+  TraceSpec t(2);
+  for (int32_t r = 0; r < 2; ++r) {
+    t[r].compute(10).irecv(1 - r, 0, 512, 7);
+    t[r].irecv(1 - r, 1, 512, 9);
+    t[r].isend(1 - r, 0, 512, 8);
+    t[r].isend(1 - r, 1, 512, 10);
+    t[r].compute(500).wait(Call::Waitall, {7, 9, 8, 10}, {{7, 1 - r, 0, 512}, {9, 1 - r, 1, 512}, {8}, {10}});
+  }
+  std::string dir = t.write("cli_eager_progress");
+  const std::string line = "4 nonblocking eager receive(s) copied out at the next progressing MPI call, 2 after";
+  CliRun on = llamp("schedgen " + dir + " -o " + dir + "/g.goal --eager-progress", dir);
+  ASSERT_EQ(on.status, 0) << on.output;
+  EXPECT_NE(on.output.find(line), std::string::npos) << on.output;
+  CliRun off = llamp("schedgen " + dir + " -o " + dir + "/g.goal --eager-progress --no-eager-progress", dir);
+  ASSERT_EQ(off.status, 0) << off.output;
+  EXPECT_EQ(off.output.find("eager receive(s)"), std::string::npos) << off.output;
+}
+
 // A rank that made calls the tracer only counts (untraced-NNNNN.json, written by the tracer at
 // MPI_Finalize; tests/tracer covers that side) makes schedgen fail, naming the rank and calls,
 // unless --allow-untraced-calls, which warns instead.

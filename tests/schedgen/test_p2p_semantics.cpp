@@ -726,5 +726,71 @@ TEST(SchedgenP2P, RendezvousGateIsTheFirstProgressingCallAfterThePost) {
   EXPECT_EQ(st.rendezvous_gated_recvs, 1u);
 }
 
+// MPICH over UCX copies an eager message out of the shared-memory queue only in its progress
+// engine, inside an MPI call: with --eager-progress the two 4 KiB messages that arrive while the
+// rank computes are copied out in the MPI_Waitall, one after the other. Both receives start no
+// earlier than the call (its gate), the second after the first, so each o_r lands in the call
+// instead of overlapping the computation. Without the option, with --async-progress and with
+// --completion-time, they start where they were posted. A receive the call leaves open is gated but not chained.
+TEST(SchedgenP2P, EagerReceivesAreCopiedOutInTheCompletionCall) {
+  auto exchange = [](bool leave_one_open, const std::string& name) {
+    TraceSpec t(2);
+    for (int32_t r = 0; r < 2; ++r) {
+      t[r].compute(10).irecv(1 - r, 0, 4096, 7);
+      t[r].irecv(1 - r, 1, 4096, 9);
+      t[r].isend(1 - r, 0, 4096, 8);
+      t[r].isend(1 - r, 1, 4096, 10);
+      if (leave_one_open) {
+        t[r].compute(500).wait(Call::Waitall, {7, 8, 10}, {{7, 1 - r, 0, 4096}, {8}, {10}});
+        t[r].compute(20).wait(Call::Wait, {9}, {{9, 1 - r, 1, 4096}});
+      } else {
+        t[r].compute(500).wait(Call::Waitall, {7, 9, 8, 10}, {{7, 1 - r, 0, 4096}, {9, 1 - r, 1, 4096}, {8}, {10}});
+      }
+      t[r].compute(10);
+    }
+    return t.write(name);
+  };
+  Options eager;
+  eager.eager_progress = true;
+  Stats st;
+  const std::string dir = exchange(false, "eager_progress");
+  graph::Graph g = build_graph(dir, eager, &st);
+  // 0 before the first MPI_Irecv, 1 and 2 the MPI_Irecvs' own time, 3 and 5 the sends, 4 the first
+  // MPI_Isend's own time, 6 the second's and the computation up to the MPI_Waitall (the gate), 7
+  // the Waitall's zero calc, 8 and 9 the receives, 10 after the Waitall.
+  ASSERT_EQ(kinds_of(g, 0), "c c c s c s c c r r c");
+  EXPECT_EQ(value(g, 0, 6), 10u + 500u);
+  EXPECT_EQ(preds_of(g, 0, 8), (V{"R0", "R6"}));        // posted after 0, copied out in the Waitall
+  EXPECT_EQ(preds_of(g, 0, 9), (V{"R1", "R6", "R8"}));  // ... after the first one
+  EXPECT_EQ(preds_of(g, 0, 10), (V{"R3", "R5", "R7", "R8", "R9"}));
+  EXPECT_EQ(st.eager_gated_recvs, 4u);
+  EXPECT_EQ(st.eager_chained_recvs, 2u);
+  EXPECT_EQ(st.rendezvous_gated_recvs, 0u);
+
+  // Off, with --async-progress, with --completion-time (the time from the trace holds the copies).
+  for (int variant : {0, 1, 2}) {
+    Options o;
+    o.eager_progress = variant > 0;
+    o.async_progress = variant == 1;
+    o.completion_time = variant == 2;
+    Stats off_st;
+    graph::Graph off = build_graph(dir, o, &off_st);
+    EXPECT_EQ(kinds_of(off, 0), "c c c s c s c r r c") << "variant " << variant;
+    EXPECT_EQ(preds_of(off, 0, 7), V{"R0"}) << "variant " << variant;
+    EXPECT_EQ(preds_of(off, 0, 8), V{"R1"}) << "variant " << variant;
+    EXPECT_EQ(off_st.eager_gated_recvs + off_st.eager_chained_recvs, 0u) << "variant " << variant;
+  }
+
+  Stats open_st;
+  graph::Graph open = build_graph(exchange(true, "eager_progress_open"), eager, &open_st);
+  // ... 6 the gate, 7 the Waitall's zero calc, 8 the receive it completed, 9 up to the MPI_Wait,
+  // 10 the receive the Wait completed: gated at the Waitall, not chained after 8.
+  ASSERT_EQ(kinds_of(open, 0), "c c c s c s c c r c r c");
+  EXPECT_EQ(preds_of(open, 0, 8), (V{"R0", "R6"}));
+  EXPECT_EQ(preds_of(open, 0, 10), (V{"R1", "R6"}));
+  EXPECT_EQ(open_st.eager_gated_recvs, 4u);
+  EXPECT_EQ(open_st.eager_chained_recvs, 0u);
+}
+
 }  // namespace
 }  // namespace llamp::schedgen::test

@@ -185,7 +185,7 @@ class LocalCampaignTest(unittest.TestCase):
                     self.assertLessEqual(max(judged), r["core_limit_ns"], r)
 
         # The graph was made after the parameters, with their collective overhead (if any was
-        # measured), their rendezvous threshold and the first-use bands of their probe (one per size
+        # measured), their rendezvous threshold, eager receives copied out in progress and the first-use bands of their probe (one per size
         # measured), and says so.
         with open(os.path.join(out, "params.json")) as f:
             params = json.load(f)
@@ -197,6 +197,7 @@ class LocalCampaignTest(unittest.TestCase):
                 expected += [option, f"{params[key]:.1f}ns"]
         if params["S_bytes"] < 2**63:
             expected += ["--S", f"{params['S_bytes']}B"]
+        expected += ["--eager-progress"]
         bands = prepare.first_use_bands(params)
         self.assertEqual([b.split(":")[0] for b in bands],
                          [f"{x['bytes']}B" for x in params["measurement"].get("first_use_median")

@@ -51,14 +51,14 @@ class PrepareTest(unittest.TestCase):
         with open(os.path.join(d, "params.json"), "w") as f:
             f.write('{"L_ns": 10, "o_coll_ns": 137.26}')
         self.assertEqual(prepare.schedgen_arguments(c),
-                         ["--algo", "bcast=binomial", "--collective-overhead", "137.3ns"])
+                         ["--algo", "bcast=binomial", "--collective-overhead", "137.3ns", "--eager-progress"])
         # An explicit one wins; a measured 0 adds nothing.
         c.schedgen_args = ["--collective-overhead=1us"]
-        self.assertEqual(prepare.schedgen_arguments(c), ["--collective-overhead=1us"])
+        self.assertEqual(prepare.schedgen_arguments(c), ["--collective-overhead=1us", "--eager-progress"])
         c.schedgen_args = []
         with open(os.path.join(d, "params.json"), "w") as f:
             f.write('{"L_ns": 10, "o_coll_ns": 0}')
-        self.assertEqual(prepare.schedgen_arguments(c), [])
+        self.assertEqual(prepare.schedgen_arguments(c), ["--eager-progress"])
 
     def test_probe_overhead_from_the_parameters(self):
         d = temp_dir(self)
@@ -66,10 +66,11 @@ class PrepareTest(unittest.TestCase):
         with open(os.path.join(d, "params.json"), "w") as f:
             f.write('{"L_ns": 10, "o_coll_ns": 84.9, "o_probe_ns": 159.04}')
         self.assertEqual(prepare.schedgen_arguments(c),
-                         ["--collective-overhead", "84.9ns", "--probe-overhead", "159.0ns"])
+                         ["--collective-overhead", "84.9ns", "--probe-overhead", "159.0ns", "--eager-progress"])
         # Each given one wins on its own; the other is still added.
         c.schedgen_args = ["--probe-overhead=1us"]
-        self.assertEqual(prepare.schedgen_arguments(c), ["--probe-overhead=1us", "--collective-overhead", "84.9ns"])
+        self.assertEqual(prepare.schedgen_arguments(c),
+                         ["--probe-overhead=1us", "--collective-overhead", "84.9ns", "--eager-progress"])
 
     def test_first_use_bands_from_the_parameters(self):
         # Per size, the first slow_trips messages of each direction carry the excess: the senders'
@@ -92,16 +93,17 @@ class PrepareTest(unittest.TestCase):
         with open(os.path.join(d, "params.json"), "w") as f:
             json.dump(params, f)
         self.assertEqual(prepare.schedgen_arguments(c),
-                         ["--S", "8255B"] + [a for b in bands for a in ("--first-use", b)])
+                         ["--S", "8255B", "--eager-progress"] + [a for b in bands for a in ("--first-use", b)])
         c.schedgen_args = ["--first-use=64B:1:1us:1us"]
-        self.assertEqual(prepare.schedgen_arguments(c), ["--first-use=64B:1:1us:1us", "--S", "8255B"])
+        self.assertEqual(prepare.schedgen_arguments(c),
+                         ["--first-use=64B:1:1us:1us", "--S", "8255B", "--eager-progress"])
         c.schedgen_args, c.first_use = [], False
-        self.assertEqual(prepare.schedgen_arguments(c), ["--S", "8255B"])
+        self.assertEqual(prepare.schedgen_arguments(c), ["--S", "8255B", "--eager-progress"])
         # Parameters from before the probe: no bands.
         with open(os.path.join(d, "params.json"), "w") as f:
             json.dump({"L_ns": 10}, f)
         c.first_use = True
-        self.assertEqual(prepare.schedgen_arguments(c), [])
+        self.assertEqual(prepare.schedgen_arguments(c), ["--eager-progress"])
 
     def test_rendezvous_threshold_from_the_parameters(self):
         # The graph's rendezvous receives wait for the receiver's progress above params.json's S;
@@ -110,13 +112,27 @@ class PrepareTest(unittest.TestCase):
         c = config.Campaign(out_dir=d, app=["a"], ranks=2, deltas_ns=[0.0], schedgen_args=[])
         with open(os.path.join(d, "params.json"), "w") as f:
             f.write('{"L_ns": 10, "o_coll_ns": 84.9, "S_bytes": 8255}')
-        self.assertEqual(prepare.schedgen_arguments(c), ["--collective-overhead", "84.9ns", "--S", "8255B"])
+        self.assertEqual(prepare.schedgen_arguments(c),
+                         ["--collective-overhead", "84.9ns", "--S", "8255B", "--eager-progress"])
         c.schedgen_args = ["--S=inf"]
-        self.assertEqual(prepare.schedgen_arguments(c), ["--S=inf", "--collective-overhead", "84.9ns"])
+        self.assertEqual(prepare.schedgen_arguments(c), ["--S=inf", "--collective-overhead", "84.9ns", "--eager-progress"])
         c.schedgen_args = []
         with open(os.path.join(d, "params.json"), "w") as f:
             f.write('{"L_ns": 10, "S_bytes": 18446744073709551615}')
-        self.assertEqual(prepare.schedgen_arguments(c), [])
+        self.assertEqual(prepare.schedgen_arguments(c), ["--eager-progress"])
+
+    def test_eager_progress_unless_told_otherwise(self):
+        # An eager receive's copy waits for the receiver's progressing call as a rendezvous
+        # handshake does (MPICH without an asynchronous progress thread); a given
+        # --[no-]eager-progress or --async-progress wins.
+        d = temp_dir(self)
+        c = config.Campaign(out_dir=d, app=["a"], ranks=2, deltas_ns=[0.0], schedgen_args=[])
+        with open(os.path.join(d, "params.json"), "w") as f:
+            f.write('{"L_ns": 10, "S_bytes": 8255}')
+        self.assertEqual(prepare.schedgen_arguments(c), ["--S", "8255B", "--eager-progress"])
+        for given in (["--no-eager-progress"], ["--async-progress"], ["--eager-progress"]):
+            c.schedgen_args = given
+            self.assertEqual(prepare.schedgen_arguments(c), given + ["--S", "8255B"])
 
     def test_parameters_of_several_launches(self):
         a = {"format": "llamp-loggp", "version": 1, "L_ns": 10.0, "o_ns": 100.0, "g_ns": 50.0, "G_ns_per_byte": 0.08,

@@ -80,6 +80,15 @@ struct Options {
   // UINT64_MAX (the default, no S given): every handshake starts when its request arrives
   // (LogGOPSim's assumption). --async-progress turns this off too.
   uint64_t rendezvous_above_bytes = UINT64_MAX;
+  // An eager message that arrives while the rank computes stays in the transport's queue until the
+  // rank's progress engine copies it out, inside an MPI call (MPICH over UCX's shared memory
+  // without an asynchronous progress thread): a nonblocking receive's o_r is paid no earlier than
+  // the rank's first MPI call that progresses after the post, and the eager receives one call
+  // completes are copied out one after another (docs/schedgen.md, "Progress of eager receives").
+  // Off (the default, LogGOPSim's assumption): a receive's o_r starts when its message arrives and
+  // overlaps the computation before the completion call. --async-progress turns this off too, and
+  // so does completion_time, whose time from the trace holds the copies already.
+  bool eager_progress = false;
   // The time a blocking completion call (MPI_Wait*, MPI_Recv, MPI_Sendrecv's receive, a blocking
   // collective) spent after the last message it completes had been sent is the rank's CPU:
   // MPICH's progress pass, completing the requests, copying eager data out, a collective's
@@ -140,6 +149,8 @@ struct Stats {
   uint64_t first_use_ns = 0;               // what they were charged (all ranks)
   uint64_t progress_gated_ops = 0;         // nonblocking collectives' operations that wait for the next MPI call
   uint64_t rendezvous_gated_recvs = 0;     // receives above S whose handshake waits for a progressing call
+  uint64_t eager_gated_recvs = 0;          // eager receives whose o_r waits for a progressing call
+  uint64_t eager_chained_recvs = 0;        // ... copied out after another one the same call completed
   uint64_t collective_messages = 0;
   uint64_t collectives = 0;    // collective calls (instances, not per rank)
   uint64_t dropped_sends = 0;  // --allow-unmatched
