@@ -650,7 +650,9 @@ void RankBuilder::complete(const Event& e, uint64_t call_index) {
     Request* found = requests_.find(comp.request);
     if (!found) continue;  // a request we never saw started (e.g. tracing was paused)
     Request& q = *found;
-    if (receive_gate_ != kNone && q.record >= 0 && !comp.cancelled)
+    // (A receive gated for a rendezvous it then did not need, its message at most S, is not copied
+    // in progress without the option.)
+    if (receive_gate_ != kNone && copies_in_progress() && q.record >= 0 && !comp.cancelled)
       copied_records_.push_back(static_cast<uint32_t>(q.record));
     if (timed) {
       if (q.record >= 0) {

@@ -733,11 +733,11 @@ TEST(SchedgenP2P, RendezvousGateIsTheFirstProgressingCallAfterThePost) {
 // instead of overlapping the computation. Without the option, with --async-progress and with
 // --completion-time, they start where they were posted. A receive the call leaves open is gated but not chained.
 TEST(SchedgenP2P, EagerReceivesAreCopiedOutInTheCompletionCall) {
-  auto exchange = [](bool leave_one_open, const std::string& name) {
+  auto exchange = [](bool leave_one_open, const std::string& name, uint64_t capacity = 4096) {
     TraceSpec t(2);
     for (int32_t r = 0; r < 2; ++r) {
-      t[r].compute(10).irecv(1 - r, 0, 4096, 7);
-      t[r].irecv(1 - r, 1, 4096, 9);
+      t[r].compute(10).irecv(1 - r, 0, capacity, 7);
+      t[r].irecv(1 - r, 1, capacity, 9);
       t[r].isend(1 - r, 0, 4096, 8);
       t[r].isend(1 - r, 1, 4096, 10);
       if (leave_one_open) {
@@ -780,6 +780,16 @@ TEST(SchedgenP2P, EagerReceivesAreCopiedOutInTheCompletionCall) {
     EXPECT_EQ(preds_of(off, 0, 8), V{"R1"}) << "variant " << variant;
     EXPECT_EQ(off_st.eager_gated_recvs + off_st.eager_chained_recvs, 0u) << "variant " << variant;
   }
+  // Posted for up to 64 KiB, above S: gated for a handshake the 4 KiB messages did not need. Without
+  // the option they are neither gated nor chained.
+  Options with_s;
+  with_s.rendezvous_above_bytes = 8192;
+  Stats big_st;
+  graph::Graph big = build_graph(exchange(false, "eager_progress_capacity", 65536), with_s, &big_st);
+  EXPECT_EQ(kinds_of(big, 0), "c c c s c s c c r r c");
+  EXPECT_EQ(preds_of(big, 0, 8), V{"R0"});
+  EXPECT_EQ(preds_of(big, 0, 9), V{"R1"});
+  EXPECT_EQ(big_st.eager_gated_recvs + big_st.eager_chained_recvs + big_st.rendezvous_gated_recvs, 0u);
 
   Stats open_st;
   graph::Graph open = build_graph(exchange(true, "eager_progress_open"), eager, &open_st);
