@@ -208,7 +208,8 @@ void register_cli(CLI::App& app) {
                 "A nonblocking eager receive's o_r is paid no earlier than the rank's next MPI call that progresses "
                 "after the post, and the eager receives one call completes are copied out one after another (MPICH "
                 "without an asynchronous progress thread); default: o_r starts when the message arrives, overlapping "
-                "the computation before the wait, as in LogGOPSim. Off with --async-progress");
+                "the computation before the wait, as in LogGOPSim. Off with --async-progress and --completion-time "
+                "(its time from the trace holds the copies)");
   sub->add_flag("--no-poll-lag", args->no_poll_lag,
                 "Completions found by polling loops (MPI_Test*, MPI_Iprobe, MPI_Improbe) are noticed the instant "
                 "they happen, instead of half a polling period later (1.5 for MPI_Iprobe/MPI_Improbe; a lag llamp "

@@ -554,14 +554,10 @@ void RankBuilder::create_recv_vertex(uint32_t rec) {
   }
   uint64_t v = sink_.recv(rank_, r.bytes, static_cast<uint32_t>(r.src), ctx_.tags.p2p(r.comm, r.tag));
   if (r.pre_calc != kNone) sink_.requires_edge(rank_, v, r.pre_calc);
-  if (r.progress_gate != kNone) {
-    if (r.bytes > ctx_.options.rendezvous_above_bytes) {
-      sink_.requires_edge(rank_, v, r.progress_gate);
-      ++ctx_.stats.rendezvous_gated_recvs;
-    } else if (copies_in_progress()) {
-      sink_.requires_edge(rank_, v, r.progress_gate);
-      ++ctx_.stats.eager_gated_recvs;
-    }
+  const bool rendezvous = r.bytes > ctx_.options.rendezvous_above_bytes;
+  if (r.progress_gate != kNone && (rendezvous || copies_in_progress())) {
+    sink_.requires_edge(rank_, v, r.progress_gate);
+    ++(rendezvous ? ctx_.stats.rendezvous_gated_recvs : ctx_.stats.eager_gated_recvs);
   }
   for (uint64_t w : r.req_waiters) sink_.requires_edge(rank_, w, v);
   r.req_waiters.clear();
@@ -650,8 +646,8 @@ void RankBuilder::complete(const Event& e, uint64_t call_index) {
     Request* found = requests_.find(comp.request);
     if (!found) continue;  // a request we never saw started (e.g. tracing was paused)
     Request& q = *found;
-    // (A receive gated for a rendezvous it then did not need, its message at most S, is not copied
-    // in progress without the option.)
+    // Without the option even a receive gated for a rendezvous that its message did not need is
+    // not chained.
     if (receive_gate_ != kNone && copies_in_progress() && q.record >= 0 && !comp.cancelled)
       copied_records_.push_back(static_cast<uint32_t>(q.record));
     if (timed) {
