@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -38,6 +39,7 @@ struct CliArgs {
   std::string probe_overhead = "0ns";
   std::string rendezvous_threshold = "inf";
   std::vector<std::string> first_use;
+  std::string cold_handshake = "0ns:0ns";
 };
 
 // One --first-use band: BYTES:MESSAGES:SEND:RECV, e.g. 512B:64:27us:4us.
@@ -66,6 +68,19 @@ FirstUseBand parse_first_use_band(const std::string& text) {
   band.recv_ns = units::parse_time_ns(parts[3], what);
   if (band.send_ns < 0 || band.recv_ns < 0) throw Error(fmt::format("{}: costs must not be negative", what));
   return band;
+}
+
+// --cold-handshake EXTRA:AFTER, e.g. 3.1us:100us.
+void parse_cold_handshake(const std::string& text, Options& opts) {
+  const std::string what = fmt::format("--cold-handshake {}", text);
+  const std::size_t colon = text.find(':');
+  if (colon == std::string::npos || text.find(':', colon + 1) != std::string::npos)
+    throw Error(fmt::format("{}: expected EXTRA:AFTER, e.g. 3.1us:100us", what));
+  const double extra = units::parse_time_ns(text.substr(0, colon), what);
+  const double after = units::parse_time_ns(text.substr(colon + 1), what);
+  if (extra < 0 || after < 0) throw Error(fmt::format("{}: times must not be negative", what));
+  opts.cold_handshake_ns = static_cast<uint64_t>(std::llround(extra));
+  opts.cold_handshake_after_ns = static_cast<uint64_t>(std::llround(after));
 }
 
 void run(const CliArgs& a) {
@@ -97,6 +112,7 @@ void run(const CliArgs& a) {
   }
   if (opts.first_use.size() > kMaxFirstUseBands)
     throw Error(fmt::format("--first-use: at most {} bands", kMaxFirstUseBands));
+  parse_cold_handshake(a.cold_handshake, opts);
 
   namespace fs = std::filesystem;
   const std::string ext = fs::path(a.output).extension().string();
@@ -165,6 +181,11 @@ void run(const CliArgs& a) {
         "  {} nonblocking eager receive(s) copied out at the next progressing MPI call, {} after another one "
         "the same call completed\n",
         st.eager_gated_recvs, st.eager_chained_recvs);
+  if (st.cold_handshake_calls)
+    fmt::print(
+        "  {} call(s) started rendezvous handshakes after at least {} ns of computation: their {} receive(s) "
+        "start {} ns later (cold caches)\n",
+        st.cold_handshake_calls, opts.cold_handshake_after_ns, st.cold_handshake_recvs, opts.cold_handshake_ns);
   if (st.probe_overhead_calls)
     fmt::print("  {} blocking probe(s): {} ns of computation added after each probed message's arrival\n",
                st.probe_overhead_calls, opts.probe_overhead_ns);
@@ -250,6 +271,12 @@ void register_cli(CLI::App& app) {
                   "receiver that much more computation. A message reaches the first band and every band on its side "
                   "of --S that begins below its size")
       ->allow_extra_args(false);
+  sub->add_option("--cold-handshake", args->cold_handshake,
+                  "EXTRA:AFTER (o_rndv_cold of llamp-loggp's params.json and the computation it was measured after, "
+                  "e.g. 3.1us:100us): a call that starts rendezvous handshakes (a gate of --S) after at least AFTER "
+                  "of computation runs them on cold caches, and its receives above S start EXTRA later, once per "
+                  "call. Default 0ns:0ns (warm handshakes); not with --completion-time, whose time from the trace "
+                  "holds it");
   sub->callback([args] { run(*args); });
 }
 

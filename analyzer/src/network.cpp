@@ -26,6 +26,11 @@ void note_parameters_outside_the_path_model(const LogGP& p) {
                "llamp: note: o_probe = {} ns is not part of the path model; `llamp schedgen --probe-overhead` puts "
                "it into the graph\n",
                p.o_probe_ns);
+  if (p.o_rndv_cold_ns > 0)
+    fmt::print(stderr,
+               "llamp: note: o_rndv_cold = {} ns is not part of the path model; `llamp schedgen --cold-handshake` "
+               "puts it into the graph\n",
+               p.o_rndv_cold_ns);
 }
 
 NetworkModel homogeneous_model(const LogGP& p) {

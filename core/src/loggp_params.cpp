@@ -28,9 +28,9 @@ double number(const nlohmann::json& j, const std::string& key, const std::string
 
 LogGPParams parse_loggp_params(std::string_view text, const std::string& name) {
   const nlohmann::json j = detail::parse_document(text, name, kFormat, kVersion, "a LogGP parameter file");
-  static const char* known[] = {"format",        "version",    "L_ns",      "o_ns",       "g_ns",
-                                "G_ns_per_byte", "S_bytes",    "o_send_ns", "o_recv_ns",  "O_ns_per_byte",
-                                "o_coll_ns",     "o_probe_ns", "o_rndv_ns", "measurement"};
+  static const char* known[] = {"format",        "version",    "L_ns",      "o_ns",           "g_ns",
+                                "G_ns_per_byte", "S_bytes",    "o_send_ns", "o_recv_ns",      "O_ns_per_byte",
+                                "o_coll_ns",     "o_probe_ns", "o_rndv_ns", "o_rndv_cold_ns", "measurement"};
   for (auto& [key, value] : j.items()) {
     bool ok = false;
     for (const char* k : known) ok = ok || key == k;
@@ -53,6 +53,7 @@ LogGPParams parse_loggp_params(std::string_view text, const std::string& name) {
   if (j.contains("o_coll_ns")) p.o_coll_ns = number(j, "o_coll_ns", name);
   if (j.contains("o_probe_ns")) p.o_probe_ns = number(j, "o_probe_ns", name);
   if (j.contains("o_rndv_ns")) p.o_rndv_ns = number(j, "o_rndv_ns", name);
+  if (j.contains("o_rndv_cold_ns")) p.o_rndv_cold_ns = number(j, "o_rndv_cold_ns", name);
   if (j.contains("measurement")) {
     if (!j["measurement"].is_object()) throw Error(fmt::format("{}: \"measurement\" must be an object", name));
     p.measurement = j["measurement"];
@@ -77,6 +78,7 @@ nlohmann::json to_json(const LogGPParams& p) {
   if (p.o_coll_ns) j["o_coll_ns"] = *p.o_coll_ns;
   if (p.o_probe_ns) j["o_probe_ns"] = *p.o_probe_ns;
   if (p.o_rndv_ns) j["o_rndv_ns"] = *p.o_rndv_ns;
+  if (p.o_rndv_cold_ns) j["o_rndv_cold_ns"] = *p.o_rndv_cold_ns;
   if (!p.measurement.is_null()) j["measurement"] = p.measurement;
   return j;
 }
@@ -107,11 +109,14 @@ void set_loggp_flag(LogGPParams& p, std::string_view flag, std::string_view valu
     p.o_probe_ns = units::parse_time_ns(value, what);
   else if (f == "o_rndv")
     p.o_rndv_ns = units::parse_time_ns(value, what);
+  else if (f == "o_rndv_cold")
+    p.o_rndv_cold_ns = units::parse_time_ns(value, what);
   else if (f == "S")
     p.S_bytes = (value == "inf") ? std::numeric_limits<uint64_t>::max() : units::parse_size_bytes(value, what);
   else
     throw Error(fmt::format(
-        "unknown LogGP parameter '{}' (use L, o, g, G, S, o_send, o_recv, O, o_coll, o_probe, o_rndv)", flag));
+        "unknown LogGP parameter '{}' (use L, o, g, G, S, o_send, o_recv, O, o_coll, o_probe, o_rndv, o_rndv_cold)",
+        flag));
 }
 
 LogGP resolve(const LogGPParams& p) {
@@ -133,8 +138,9 @@ LogGP resolve(const LogGPParams& p) {
   r.o_coll_ns = p.o_coll_ns.value_or(0.0);
   r.o_probe_ns = p.o_probe_ns.value_or(0.0);
   r.o_rndv_ns = p.o_rndv_ns.value_or(0.0);
+  r.o_rndv_cold_ns = p.o_rndv_cold_ns.value_or(0.0);
   for (double v : {r.L_ns, r.o_send_ns, r.o_recv_ns, r.g_ns, r.G_ns_per_byte, r.O_ns_per_byte, r.o_coll_ns,
-                   r.o_probe_ns, r.o_rndv_ns})
+                   r.o_probe_ns, r.o_rndv_ns, r.o_rndv_cold_ns})
     if (!std::isfinite(v) || v < 0) throw Error("LogGP parameters must be finite and non-negative");
   return r;
 }

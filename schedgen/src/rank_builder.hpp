@@ -59,6 +59,9 @@ class RankBuilder {
     // first progressing call after the post, where its rendezvous handshake can start or its eager
     // message is copied out (kNone: none yet, or not gated).
     uint64_t progress_gate = kNone;
+    // The computation before that call lasted at least Options::cold_handshake_after_ns: a
+    // rendezvous handshake it starts runs on cold caches.
+    bool cold_gate = false;
     uint64_t vertex = kNone;
     std::vector<uint64_t> req_waiters;  // calcs created before the vertex existed
     uint32_t refs = 0;
@@ -196,6 +199,8 @@ class RankBuilder {
   // Options::first_use: adds the sender's (send) or receiver's share of a message's first-use cost
   // to the pending computation, and counts the message in the bands it reaches.
   void charge_first_use(int32_t peer, uint64_t bytes, bool send);
+  // Options::cold_handshake_ns: the calc of that cost after `gate` (made once per gate).
+  uint64_t cold_handshake_after(uint64_t gate);
 
   uint32_t rank_;
   GenerationContext& ctx_;
@@ -274,6 +279,9 @@ class RankBuilder {
   // the receives the call completes, in its order (Options::eager_progress).
   uint64_t receive_gate_ = kNone;
   std::vector<uint32_t> copied_records_;
+  // Options::cold_handshake_ns: the extra calc after the gate `cold_gate_of_` that the rendezvous
+  // receives gated there wait for (one per call; kNone: none made yet).
+  uint64_t cold_gate_of_ = kNone, cold_extra_ = kNone;
 
   FlatIdMap<Request> requests_;
   std::vector<RecvRecord> records_;

@@ -64,7 +64,7 @@ def _require(path, what):
 
 # Parameters combined over the llamp-loggp launches (each the median of the launches).
 AVERAGED_PARAMETERS = ("L_ns", "o_ns", "g_ns", "G_ns_per_byte", "o_send_ns", "o_recv_ns", "o_coll_ns", "o_probe_ns",
-                       "o_rndv_ns")
+                       "o_rndv_ns", "o_rndv_cold_ns")
 
 
 def message_cost_ns(params):
@@ -585,7 +585,9 @@ def schedgen_arguments(campaign):
     params.json's o_coll_ns and o_probe_ns (llamp-loggp measures them) once the parameters exist,
     `--S` from its S_bytes (the rendezvous receives' handshake waits for the receiver's next
     progressing call, docs/schedgen.md), `--eager-progress` (an eager receive's copy waits for it
-    too; not with a given --[no-]eager-progress or --async-progress), and `--first-use` bands from
+    too; not with a given --[no-]eager-progress or --async-progress), `--cold-handshake` from its
+    o_rndv_cold_ns and the computation llamp-loggp measured it after (with `--S`; not with a given
+    --async-progress), and `--first-use` bands from
     its first-use probe (unless the campaign runs with --no-first-use), each unless the user gave
     it."""
     args = list(campaign.schedgen_args)
@@ -607,6 +609,10 @@ def schedgen_arguments(campaign):
         args += ["--S", f"{int(s_bytes)}B"]
     if not any(given(o) for o in ("--eager-progress", "--no-eager-progress", "--async-progress")):
         args += ["--eager-progress"]
+    cold_ns = float(params.get("o_rndv_cold_ns", 0.0))
+    if cold_ns > 0 and ("--S" in args or given("--S")) and not any(given(o) for o in ("--cold-handshake", "--async-progress")):
+        after_ns = float(params.get("measurement", {}).get("cold_handshake", {}).get("compute_ns", 100000.0))
+        args += ["--cold-handshake", f"{cold_ns:.1f}ns:{after_ns:.0f}ns"]
     if not given("--first-use") and campaign.first_use:
         for band in first_use_bands(params):
             args += ["--first-use", band]

@@ -41,7 +41,8 @@ TEST(LogGPParams, OptionalTimesAreReadKeptAndSetByFlag) {
   };
   const Optional optionals[] = {{"o_coll_ns", "--o-coll", &LogGP::o_coll_ns},
                                 {"o_probe_ns", "o_probe", &LogGP::o_probe_ns},
-                                {"o_rndv_ns", "--o-rndv", &LogGP::o_rndv_ns}};
+                                {"o_rndv_ns", "--o-rndv", &LogGP::o_rndv_ns},
+                                {"o_rndv_cold_ns", "--o-rndv-cold", &LogGP::o_rndv_cold_ns}};
   const std::string base = R"({"format":"llamp-loggp","version":1,"L_ns":3000,"o_ns":5000,"g_ns":0,
     "G_ns_per_byte":0.018,"S_bytes":262144)";
   for (const Optional& o : optionals) {

@@ -120,6 +120,26 @@ TEST(LoggpRun, TwoRanksWriteAValidPlausibleParameterFile) {
   }
   EXPECT_DOUBLE_EQ(cold["hot_ns"].get<double>(), hot_sum / 2);
   EXPECT_DOUBLE_EQ(cold["after_wait_ns"].get<double>(), after_sum / 2);
+  // A rendezvous handshake after a computation that swept memory against one after spinning, at
+  // the smallest probed size above S (the overlap idiom, the later rank's MPI_Waitall): o_rndv_cold
+  // is their difference, floored at 0; nothing measured without a rendezvous size.
+  const auto& handshake = m["cold_handshake"];
+  ASSERT_TRUE(doc.contains("o_rndv_cold_ns"));
+  EXPECT_DOUBLE_EQ(p.o_rndv_cold_ns, doc["o_rndv_cold_ns"].get<double>());
+  EXPECT_EQ(handshake["compute_ns"].get<double>(), 100000.0);
+  EXPECT_FALSE(handshake["method"].get<std::string>().empty());
+  if (m["S_observed"].get<bool>() && doc["S_bytes"].get<double>() < 262144) {
+    ASSERT_TRUE(handshake["measured"].get<bool>());
+    EXPECT_GT(handshake["bytes"].get<double>(), doc["S_bytes"].get<double>());
+    EXPECT_LE(handshake["bytes"].get<double>(), 2 * doc["S_bytes"].get<double>() + 2);
+    EXPECT_GT(handshake["after_spin_ns"].get<double>(), 0);
+    EXPECT_GT(handshake["after_sweep_ns"].get<double>(), 0);
+    EXPECT_DOUBLE_EQ(p.o_rndv_cold_ns, std::max(0.0, handshake["after_sweep_ns"].get<double>() -
+                                                         handshake["after_spin_ns"].get<double>()));
+  } else {
+    EXPECT_FALSE(handshake["measured"].get<bool>());
+    EXPECT_EQ(p.o_rndv_cold_ns, 0);
+  }
   // The transport's first use, measured first on the fresh pair: per size (ascending) the first
   // half of the round trips against the second half's median; the excess is never negative and
   // only the first half's slow round trips are counted. Up to --max-size 256KiB all five sizes.

@@ -108,6 +108,33 @@ TEST(SchedgenCli, EagerProgressIsReportedAndCanBeTurnedOff) {
   EXPECT_EQ(off.output.find("eager receive(s)"), std::string::npos) << off.output;
 }
 
+// --cold-handshake EXTRA:AFTER is reported in the summary, and a malformed value is an error that
+// names the option and the expected form.
+TEST(SchedgenCli, ColdHandshakeIsReportedAndChecked) {
+  TraceSpec t(2);
+  for (int32_t r = 0; r < 2; ++r) {
+    t[r].compute(10).irecv(1 - r, 0, 65536, 7);
+    t[r].isend(1 - r, 0, 65536, 8);
+    t[r].compute(500).wait(Call::Waitall, {7, 8}, {{7, 1 - r, 0, 65536}, {8}});
+  }
+  std::string dir = t.write("cli_cold_handshake");
+  const std::string base = "schedgen " + dir + " -o " + dir + "/g.goal --S 8KiB ";
+  CliRun on = llamp(base + "--cold-handshake 3us:400ns", dir);
+  ASSERT_EQ(on.status, 0) << on.output;
+  EXPECT_NE(on.output.find("2 call(s) started rendezvous handshakes after at least 400 ns of computation: their 2 "
+                           "receive(s) start 3000 ns later"),
+            std::string::npos)
+      << on.output;
+  CliRun warm = llamp(base + "--cold-handshake 3us:1us", dir);
+  ASSERT_EQ(warm.status, 0) << warm.output;
+  EXPECT_EQ(warm.output.find("handshakes after"), std::string::npos) << warm.output;
+  for (const char* bad : {"3us", "3us:1us:2us", "x:1us"}) {
+    CliRun r = llamp(base + "--cold-handshake " + bad, dir);
+    EXPECT_NE(r.status, 0) << bad;
+    EXPECT_NE(r.output.find(std::string("--cold-handshake ") + bad), std::string::npos) << r.output;
+  }
+}
+
 // A rank that made calls the tracer only counts (untraced-NNNNN.json, written by the tracer at
 // MPI_Finalize; tests/tracer covers that side) makes schedgen fail, naming the rank and calls,
 // unless --allow-untraced-calls, which warns instead.

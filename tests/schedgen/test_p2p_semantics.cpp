@@ -698,6 +698,79 @@ TEST(SchedgenP2P, RendezvousReceiveStartsAtTheNextProgressingCall) {
   }
 }
 
+// A rendezvous handshake that a call starts right after a long computation runs on cold caches
+// (llamp-loggp's o_rndv_cold_ns, docs/schedgen.md "Cold handshakes"): with --cold-handshake the
+// receives above S gated at a call after at least AFTER of computation wait for one extra calc of
+// EXTRA after the gate, one per call however many receives it starts. Shorter computation, eager
+// receives and --completion-time (the trace's time holds it) leave the graph as without it.
+TEST(SchedgenP2P, RendezvousHandshakeAfterALongComputationStartsCold) {
+  auto exchange = [](uint64_t bytes, int messages, const std::string& name) {
+    TraceSpec t(2);
+    for (int32_t r = 0; r < 2; ++r) {
+      std::vector<uint64_t> requests;
+      std::vector<RankEvents::Done> completions;
+      for (int m = 0; m < messages; ++m) {
+        t[r].compute(10).irecv(1 - r, m, bytes, 7 + 2 * m);
+        requests.push_back(7 + 2 * m);
+        completions.push_back({static_cast<uint64_t>(7 + 2 * m), 1 - r, m, bytes});
+      }
+      for (int m = 0; m < messages; ++m) {
+        t[r].isend(1 - r, m, bytes, 8 + 2 * m);
+        requests.push_back(8 + 2 * m);
+        completions.push_back({static_cast<uint64_t>(8 + 2 * m)});
+      }
+      t[r].compute(500).wait(Call::Waitall, requests, completions);
+      t[r].compute(10);
+    }
+    return t.write(name);
+  };
+  Options cold;
+  cold.rendezvous_above_bytes = 8192;
+  cold.cold_handshake_ns = 3000;
+  cold.cold_handshake_after_ns = 400;
+  Stats st;
+  graph::Graph g = build_graph(exchange(65536, 1, "cold_handshake"), cold, &st);
+  // As without it (RendezvousReceiveStartsAtTheNextProgressingCall), and 5 the cold handshake's
+  // extra calc after the gate 3, which the receive 6 waits for.
+  ASSERT_EQ(kinds_of(g, 0), "c c s c c c r c");
+  EXPECT_EQ(value(g, 0, 3), 10u + 500u);
+  EXPECT_EQ(value(g, 0, 5), 3000u);
+  EXPECT_EQ(preds_of(g, 0, 5), V{"R3"});
+  EXPECT_EQ(preds_of(g, 0, 6), (V{"R0", "R5"}));
+  EXPECT_EQ(preds_of(g, 0, 7), (V{"R2", "R4", "R6"}));
+  EXPECT_EQ(st.cold_handshake_calls, 2u);
+  EXPECT_EQ(st.cold_handshake_recvs, 2u);
+  EXPECT_NO_THROW(graph::topological_order(g, 8192));
+
+  // Two receives gated at one call: one extra calc, both wait for it.
+  Stats two_st;
+  graph::Graph two = build_graph(exchange(65536, 2, "cold_handshake_two"), cold, &two_st);
+  EXPECT_EQ(two_st.cold_handshake_calls, 2u);
+  EXPECT_EQ(two_st.cold_handshake_recvs, 4u);
+  uint64_t extra_calcs = 0;
+  for (uint64_t v = two.rank_begin[0]; v < two.rank_begin[1]; ++v)
+    extra_calcs += two.kind[v] == graph::VertexKind::Calc && two.value[v] == 3000u;
+  EXPECT_EQ(extra_calcs, 1u);
+
+  // Not cold: a computation shorter than AFTER, eager messages, --completion-time.
+  Options warm = cold;
+  warm.cold_handshake_after_ns = 600;
+  Options timed = cold;
+  timed.completion_time = true;
+  const std::string dir = exchange(65536, 1, "cold_handshake_off");
+  const std::string eager_dir = exchange(4096, 1, "cold_handshake_eager");
+  for (const auto& [options, trace, label] :
+       {std::tuple{warm, dir, "short computation"}, std::tuple{timed, dir, "completion time"},
+        std::tuple{cold, eager_dir, "eager"}}) {
+    Stats off_st;
+    graph::Graph off = build_graph(trace, options, &off_st);
+    EXPECT_EQ(off_st.cold_handshake_calls, 0u) << label;
+    EXPECT_EQ(off_st.cold_handshake_recvs, 0u) << label;
+    for (uint64_t v = off.rank_begin[0]; v < off.rank_begin[1]; ++v)
+      EXPECT_FALSE(off.kind[v] == graph::VertexKind::Calc && off.value[v] == 3000u) << label;
+  }
+}
+
 // The first call after the post that runs the progress engine is the gate, whatever it is: here
 // an MPI_Iprobe halfway through the computation (a failed poll). A persistent receive's MPI_Start
 // posts it like an MPI_Irecv.

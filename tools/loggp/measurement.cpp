@@ -107,6 +107,13 @@ Measurement measure(const ProbeContext& ctx, const MeasurementPlan& plan) {
   m.clock_overhead_ns = share_from_client(ctx, clock_read_overhead_ns());
   m.busy_wait_overrun = busy_wait_overruns(ctx, plan.busy_wait_ns, plan.busy_waits);
   m.cold_copy_ns = cold_copies(ctx, plan.cold_copy_bytes, plan.cold_copy_wait_ns, plan.cold_copy_reps);
+  for (std::size_t bytes : plan.sizes) {
+    if (!is_rendezvous(m.protocol, bytes)) continue;
+    m.cold_handshake_bytes = bytes;
+    m.cold_handshake_ns = cold_handshakes(ctx, bytes, plan.cold_handshake_compute_ns, plan.cold_handshake_sweep_bytes,
+                                          plan.cold_handshake_reps);
+    break;
+  }
   // A timed interval contains one clock read; a half round trip half of one.
   auto corrected = [&](std::vector<double> samples, double share) {
     for (double& v : samples) v -= share * m.clock_overhead_ns;

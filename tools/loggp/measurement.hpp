@@ -28,6 +28,11 @@ struct MeasurementPlan {
   std::size_t cold_copy_bytes = 16'384;  // cold_copies: a working set inside L1 + L2,
   double cold_copy_wait_ns = 1'000'000;  // the wait before each cold copy (as at ΔL = 1 ms),
   int cold_copy_reps = 100;              // and how many of each (0.1 s)
+  // cold_handshakes: at the smallest probed size above S, after this much computation (sweeping
+  // this much memory, larger than L2), this many times each way (0.05 s).
+  double cold_handshake_compute_ns = 100'000;
+  std::size_t cold_handshake_sweep_bytes = 4 << 20;
+  int cold_handshake_reps = 200;
   // first_uses: ping-pongs at these sizes (ascending) on the fresh pair of ranks, `first_use_trips`
   // round trips each; the first half is compared with the second half's median.
   std::vector<std::size_t> first_use_bytes = {64, 512, 4096, 32768, 262144};
@@ -70,6 +75,10 @@ struct Measurement {
   std::vector<double> busy_wait_overrun;  // per rank: a busy wait's mean overrun / its length
   std::vector<double> cold_copy_ns;       // per rank: a copy's median hot, then after a wait (cold_copies)
   std::vector<FirstUse> first_use;        // per first_use_bytes size
+  // cold_handshakes at cold_handshake_bytes: {after spinning, after sweeping}; empty without a
+  // rendezvous size probed. params.o_rndv_cold_ns is their difference.
+  std::size_t cold_handshake_bytes = 0;
+  std::vector<double> cold_handshake_ns;
 };
 
 // Collective over the two ranks of ctx.comm; the full result is on rank 0.

@@ -56,6 +56,32 @@ nlohmann::json cold_copy_json(const MeasurementPlan& plan, const std::vector<dou
            "more than its trace says, which no model of the application holds"}};
 }
 
+// The extra time of a rendezvous handshake after a computation that swept memory (cold_handshakes),
+// floored at 0; 0 when not measured (no rendezvous size probed).
+double o_rndv_cold_ns(const Measurement& m) {
+  return m.cold_handshake_ns.size() == 2 ? std::max(0.0, m.cold_handshake_ns[1] - m.cold_handshake_ns[0]) : 0.0;
+}
+
+nlohmann::json cold_handshake_json(const MeasurementPlan& plan, const Measurement& m) {
+  const bool measured = m.cold_handshake_ns.size() == 2;
+  return {{"bytes", m.cold_handshake_bytes},
+          {"compute_ns", plan.cold_handshake_compute_ns},
+          {"sweep_bytes", plan.cold_handshake_sweep_bytes},
+          {"reps", plan.cold_handshake_reps},
+          {"after_spin_ns", measured ? m.cold_handshake_ns[0] : 0.0},
+          {"after_sweep_ns", measured ? m.cold_handshake_ns[1] : 0.0},
+          {"measured", measured},
+          {"method",
+           "both ranks post MPI_Irecv and MPI_Isend of `bytes` (the smallest probed size above S) to each "
+           "other, compute for `compute_ns`, then time MPI_Waitall; `reps` times spinning on the clock and "
+           "`reps` times sweeping `sweep_bytes` (one write per cache line), interleaved. Per repetition the "
+           "shorter of the two ranks' MPI_Waitall (the later rank's: it starts the handshake its peer waits "
+           "for); o_rndv_cold_ns = median after sweeping - median after spinning, floored at 0. The sweep "
+           "evicts the MPI library's state, the kernel's copy path and page tables: a handshake that a call "
+           "starts after such a computation costs that much more, once per call (llamp schedgen "
+           "--cold-handshake)"}};
+}
+
 nlohmann::json first_use_json(const MeasurementPlan& plan, const std::vector<FirstUse>& first_use) {
   nlohmann::json sizes = nlohmann::json::array();
   for (const FirstUse& f : first_use)
@@ -185,6 +211,7 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
       {"o_coll_ns", p.o_coll_ns},
       {"o_probe_ns", p.o_probe_ns},
       {"o_rndv_ns", p.o_rndv_ns},
+      {"o_rndv_cold_ns", o_rndv_cold_ns(m)},
       {"measurement",
        {{"tool", "llamp-loggp"},
         {"method", method},
@@ -208,6 +235,7 @@ nlohmann::json to_json(const Measurement& m, const MeasurementPlan& plan, const 
            "host): waits in MPI lose as much, so a measured latency response exceeds the prediction by "
            "about this fraction"}}},
         {"cold_copy", cold_copy_json(plan, m.cold_copy_ns)},
+        {"cold_handshake", cold_handshake_json(plan, m)},
         {"first_use", first_use_json(plan, m.first_use)},
         {"medians", medians},
         {"spreads", spreads},

@@ -308,6 +308,44 @@ std::vector<double> cold_copies(const ProbeContext& ctx, std::size_t bytes, doub
   return both_on_client(ctx, {summarize(hot).median, summarize(cold).median});
 }
 
+std::vector<double> cold_handshakes(const ProbeContext& ctx, std::size_t bytes, double compute_ns,
+                                    std::size_t sweep_bytes, int reps) {
+  const int n = static_cast<int>(bytes);
+  const int peer = kPeerOf[ctx.rank];
+  constexpr std::size_t kLine = 64 / sizeof(double), kChunk = 64 * 1024 / sizeof(double);
+  std::vector<double> sweep(std::max(kChunk, sweep_bytes / sizeof(double) / kChunk * kChunk), 1.0);
+  std::size_t next = 0;
+  auto compute = [&](bool sweeping) {
+    if (!sweeping) return spin_for_ns(compute_ns);
+    const double start = now_ns();
+    do {
+      for (std::size_t i = next; i < next + kChunk; i += kLine) sweep[i] += 1.0;
+      next = (next + kChunk) % sweep.size();
+      asm volatile("" : : "r"(sweep.data()) : "memory");  // the writes are not dead
+    } while (now_ns() - start < compute_ns);
+  };
+  std::vector<double> waits[2];
+  align(ctx);
+  for (int i = 0; i < 2 * (reps + 1); ++i) {  // the first pair warms up
+    const bool sweeping = i % 2 == 1;
+    MPI_Request requests[2];
+    MPI_Irecv(ctx.buffers->recv(), n, MPI_BYTE, peer, kDataTag, ctx.comm, &requests[0]);
+    MPI_Isend(ctx.buffers->send(), n, MPI_BYTE, peer, kDataTag, ctx.comm, &requests[1]);
+    compute(sweeping);
+    const double start = now_ns();
+    MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
+    if (i >= 2) waits[sweeping].push_back(now_ns() - start);
+  }
+  std::vector<double> medians;
+  for (std::vector<double>& mine : waits) {
+    const std::vector<double> server = collect_on_client(ctx, ctx.rank == 1 ? mine : std::vector<double>{});
+    if (ctx.rank != 0) continue;
+    for (std::size_t i = 0; i < mine.size() && i < server.size(); ++i) mine[i] = std::min(mine[i], server[i]);
+    medians.push_back(summarize(mine).median);
+  }
+  return medians;
+}
+
 int send_completes_unmatched(const ProbeContext& ctx, std::size_t bytes, int test_calls) {
   const int n = static_cast<int>(bytes);
   const int peer = kPeerOf[ctx.rank];

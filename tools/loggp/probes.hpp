@@ -102,6 +102,16 @@ std::vector<double> busy_wait_overruns(const ProbeContext& ctx, double wait_ns, 
 // (docs/injector.md, "Waiting CPUs come back cold").
 std::vector<double> cold_copies(const ProbeContext& ctx, std::size_t bytes, double wait_ns, int reps);
 
+// What a rendezvous handshake costs right after the application computed over a working set larger
+// than the caches, against right after a computation that touched nothing. Both ranks post
+// MPI_Irecv and MPI_Isend of `bytes` (above S) to each other, compute for `compute_ns`, then time
+// MPI_Waitall, `reps` times spinning on the clock and `reps` times sweeping `sweep_bytes` (one
+// write per cache line, continuing where the previous sweep stopped), interleaved. The later of
+// the two ranks to arrive starts the handshake its peer's request waits for: per repetition the
+// shorter of the two ranks' MPI_Waitall. Returns {spinning, sweeping} medians of it on rank 0.
+std::vector<double> cold_handshakes(const ProbeContext& ctx, std::size_t bytes, double compute_ns,
+                                    std::size_t sweep_bytes, int reps);
+
 // Median cost of reading the clock once (two back-to-back reads), subtracted from every timed
 // interval: with overheads of ~100 ns the 20-30 ns of a clock read is not negligible.
 double clock_read_overhead_ns();

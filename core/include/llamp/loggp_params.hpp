@@ -6,7 +6,7 @@
 //    "L_ns": 3000, "o_ns": 5000, "g_ns": 0, "G_ns_per_byte": 0.018, "S_bytes": 262144,
 //    "o_send_ns": ..., "o_recv_ns": ..., "O_ns_per_byte": ...,      (optional)
 //    "o_rndv_ns": ...,                                                 (optional)
-//    "o_coll_ns": ..., "o_probe_ns": ...,                              (optional, for llamp schedgen)
+//    "o_coll_ns": ..., "o_probe_ns": ..., "o_rndv_cold_ns": ...,       (optional, for llamp schedgen)
 //    "measurement": {...}}                                             (optional, free-form)
 #include <cstdint>
 #include <optional>
@@ -36,21 +36,26 @@ struct LogGPParams {
   // they cost nothing; llamp-loggp measures it as the rendezvous fit's intercept less o_s, o_r
   // and 3L (docs/analyzer.md).
   std::optional<double> o_rndv_ns;
+  // What a rendezvous handshake costs beyond o_rndv when the call that starts it follows a
+  // computation that swept memory (cold caches; llamp-loggp's cold_handshakes). Not part of the
+  // path model: `llamp schedgen --cold-handshake` puts it into the graph.
+  std::optional<double> o_rndv_cold_ns;
   nlohmann::json measurement;  // free-form provenance, kept for reports
 };
 
 // Complete parameters a model runs with.
 struct LogGP {
-  double L_ns = 0;           // network latency
-  double o_send_ns = 0;      // CPU overhead of a send
-  double o_recv_ns = 0;      // CPU overhead of a receive
-  double g_ns = 0;           // gap between consecutive messages
-  double G_ns_per_byte = 0;  // gap per byte (inverse bandwidth)
-  double O_ns_per_byte = 0;  // CPU overhead per byte
-  uint64_t S_bytes = 0;      // messages of more than S bytes use rendezvous
-  double o_coll_ns = 0;      // a collective call's own CPU time (applied by schedgen, not the analyzer)
-  double o_probe_ns = 0;     // a blocking probe's own CPU time (applied by schedgen, not the analyzer)
-  double o_rndv_ns = 0;      // a rendezvous receive's extra time (handshake), part of its o_r
+  double L_ns = 0;            // network latency
+  double o_send_ns = 0;       // CPU overhead of a send
+  double o_recv_ns = 0;       // CPU overhead of a receive
+  double g_ns = 0;            // gap between consecutive messages
+  double G_ns_per_byte = 0;   // gap per byte (inverse bandwidth)
+  double O_ns_per_byte = 0;   // CPU overhead per byte
+  uint64_t S_bytes = 0;       // messages of more than S bytes use rendezvous
+  double o_coll_ns = 0;       // a collective call's own CPU time (applied by schedgen, not the analyzer)
+  double o_probe_ns = 0;      // a blocking probe's own CPU time (applied by schedgen, not the analyzer)
+  double o_rndv_ns = 0;       // a rendezvous receive's extra time (handshake), part of its o_r
+  double o_rndv_cold_ns = 0;  // ... more after a computation that swept memory (applied by schedgen)
 };
 
 // Reads and checks a parameter file: required keys present, numbers finite and ≥ 0, S a whole

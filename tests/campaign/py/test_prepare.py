@@ -134,6 +134,31 @@ class PrepareTest(unittest.TestCase):
             c.schedgen_args = given
             self.assertEqual(prepare.schedgen_arguments(c), given + ["--S", "8255B"])
 
+    def test_cold_handshake_from_the_parameters(self):
+        # llamp-loggp's o_rndv_cold_ns and the computation it was measured after become
+        # --cold-handshake, with --S only (it prices handshakes the gate starts); a given
+        # --cold-handshake or --async-progress wins, and a parameter file without it adds nothing.
+        d = temp_dir(self)
+        c = config.Campaign(out_dir=d, app=["a"], ranks=2, deltas_ns=[0.0], schedgen_args=[])
+        params = {"L_ns": 10, "S_bytes": 8255, "o_rndv_cold_ns": 2850.04,
+                  "measurement": {"cold_handshake": {"compute_ns": 100000.0}}}
+        with open(os.path.join(d, "params.json"), "w") as f:
+            json.dump(params, f)
+        self.assertEqual(prepare.schedgen_arguments(c),
+                         ["--S", "8255B", "--eager-progress", "--cold-handshake", "2850.0ns:100000ns"])
+        c.schedgen_args = ["--cold-handshake=0ns:0ns"]
+        self.assertEqual(prepare.schedgen_arguments(c), c.schedgen_args + ["--S", "8255B", "--eager-progress"])
+        c.schedgen_args = ["--async-progress"]
+        self.assertEqual(prepare.schedgen_arguments(c), c.schedgen_args + ["--S", "8255B"])
+        c.schedgen_args = []
+        for change in ({"S_bytes": 2**64 - 1}, {"o_rndv_cold_ns": 0.0}):
+            with open(os.path.join(d, "params.json"), "w") as f:
+                json.dump(dict(params, **change), f)
+            self.assertNotIn("--cold-handshake", prepare.schedgen_arguments(c), change)
+        # The median over launches, like the other parameters.
+        launches = [dict(params, o_rndv_cold_ns=v) for v in (2800.0, 4500.0, 3100.0)]
+        self.assertAlmostEqual(prepare.combine_parameter_files(launches)["o_rndv_cold_ns"], 3100.0)
+
     def test_parameters_of_several_launches(self):
         a = {"format": "llamp-loggp", "version": 1, "L_ns": 10.0, "o_ns": 100.0, "g_ns": 50.0, "G_ns_per_byte": 0.08,
              "S_bytes": 8255, "o_send_ns": 50.0, "o_recv_ns": 150.0, "o_coll_ns": 140.0,

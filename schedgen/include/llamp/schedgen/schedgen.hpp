@@ -109,6 +109,19 @@ struct Options {
   // after the call that completed the receive; not with completion_time, which counts that time
   // from the trace. Empty: warm costs only.
   std::vector<FirstUseBand> first_use;
+  // A rendezvous handshake that a progressing call starts right after the application computed
+  // for a while runs on cold caches: MPICH's and UCX's state, the kernel's CMA path and the page
+  // tables it walks were evicted by the computation. On the AMD VM of stop 51 the handshake of an
+  // 18 KiB message took 3.1 us longer after 100 us of sweeping 4 MiB than after 100 us of spinning,
+  // once per call whatever the number of messages, and re-touching the message buffers did not
+  // help. llamp-loggp measures the excess (o_rndv_cold_ns, after computing
+  // cold_handshake_after_ns). A nonblocking receive above S gated at a call (rendezvous_above_bytes)
+  // whose computation before it, since the rank's previous MPI call, lasted at least
+  // cold_handshake_after_ns starts that much later: once per call, since all such receives of
+  // the call wait for one extra calc. 0: warm handshakes only (docs/schedgen.md, "Cold
+  // handshakes"). Not with completion_time, whose time from the trace holds it.
+  uint64_t cold_handshake_ns = 0;
+  uint64_t cold_handshake_after_ns = 0;
 };
 
 // One send or receive without a partner, as named in errors.
@@ -151,6 +164,8 @@ struct Stats {
   uint64_t rendezvous_gated_recvs = 0;     // receives above S whose handshake waits for a progressing call
   uint64_t eager_gated_recvs = 0;          // eager receives whose o_r waits for a progressing call
   uint64_t eager_chained_recvs = 0;        // ... copied out after another one the same call completed
+  uint64_t cold_handshake_calls = 0;       // calls whose rendezvous handshakes start cold (cold_handshake_ns)
+  uint64_t cold_handshake_recvs = 0;       // ... the gated receives above S that wait for it
   uint64_t collective_messages = 0;
   uint64_t collectives = 0;    // collective calls (instances, not per rank)
   uint64_t dropped_sends = 0;  // --allow-unmatched
