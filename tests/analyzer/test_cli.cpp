@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -37,9 +38,20 @@ TEST(AnalyzeCli, JsonReportOfRunningExample) {
   EXPECT_EQ(j["tolerance"].size(), 3u);
 }
 
+// This process's scratch directory, emptied and removed when a test ends: concurrent test runs
+// on one machine do not share files.
+struct ScratchDir {
+  fs::path path = fs::temp_directory_path() / ("llamp-analyze-cli-" + std::to_string(getpid()));
+  ScratchDir() { fs::create_directories(path); }
+  ~ScratchDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+};
+
 TEST(AnalyzeCli, ParamsFileFlagsOverrideAndTextSummary) {
-  auto dir = fs::temp_directory_path() / "llamp-cli-test";
-  fs::create_directories(dir);
+  ScratchDir scratch;
+  const fs::path& dir = scratch.path;
   auto params = dir / "p.json";
   std::ofstream(params)
       << R"({"format":"llamp-loggp","version":1,"L_ns":9000,"o_ns":0,"g_ns":0,"G_ns_per_byte":5,"S_bytes":1000000})";
@@ -60,7 +72,8 @@ TEST(AnalyzeCli, ClearErrors) {
   r = run(kExample + " --L 3us --G 5ns --S inf");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("parameter o is missing"), std::string::npos) << r.out;
-  auto bad = fs::temp_directory_path() / "llamp-cli-bad.goal";
+  ScratchDir scratch;
+  auto bad = scratch.path / "llamp-cli-bad.goal";
   std::ofstream(bad) << "num_ranks 1\nrank 0 {\n  calc x\n}\n";
   r = run(bad.string() + " --L 3us --o 0ns --G 5ns --S inf");
   EXPECT_NE(r.status, 0);
@@ -69,10 +82,10 @@ TEST(AnalyzeCli, ClearErrors) {
 
 TEST(AnalyzeCli, PlotWritesPng) {
   if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
-  auto png = fs::temp_directory_path() / "llamp-cli-plot.png";
-  auto measured = fs::temp_directory_path() / "llamp-cli-measured.csv";
+  ScratchDir scratch;
+  auto png = scratch.path / "plot.png";
+  auto measured = scratch.path / "measured.csv";
   std::ofstream(measured) << "delta_L_ns,T_ns\n0,1620\n1000,2600\n";
-  fs::remove(png);
   CliRun r =
       run(kExample + " --L 0.5us --o 0ns --G 5ns --S inf --plot " + png.string() + " --measured " + measured.string());
   ASSERT_EQ(r.status, 0) << r.out;

@@ -185,8 +185,9 @@ class LocalCampaignTest(unittest.TestCase):
                     self.assertLessEqual(max(judged), r["core_limit_ns"], r)
 
         # The graph was made after the parameters, with their collective overhead (if any was
-        # measured), their rendezvous threshold, eager receives copied out in progress and the first-use bands of their probe (one per size
-        # measured), and says so.
+        # measured), their rendezvous threshold, eager receives copied out in progress, cold
+        # rendezvous handshakes (if measured, with S) and the first-use bands of their probe (one
+        # per size measured), and says so.
         with open(os.path.join(out, "params.json")) as f:
             params = json.load(f)
         with open(os.path.join(out, "app.goal.json")) as f:
@@ -198,6 +199,9 @@ class LocalCampaignTest(unittest.TestCase):
         if params["S_bytes"] < 2**63:
             expected += ["--S", f"{params['S_bytes']}B"]
         expected += ["--eager-progress"]
+        if params["S_bytes"] < 2**63 and params.get("o_rndv_cold_ns", 0) > 0:
+            self.assertTrue(params["measurement"]["cold_handshake"]["measured"])
+            expected += ["--cold-handshake", f"{params['o_rndv_cold_ns']:.1f}ns:100000ns"]
         bands = prepare.first_use_bands(params)
         self.assertEqual([b.split(":")[0] for b in bands],
                          [f"{x['bytes']}B" for x in params["measurement"].get("first_use_median")
