@@ -420,7 +420,7 @@ void RankBuilder::await_progress(uint32_t rec, uint64_t capacity) {
 
 // A rendezvous handshake started right after a long computation runs on cold caches (the
 // library's state, the kernel's CMA path and page tables): on the AMD VM of stop 51, 3.1 us more
-// for an 18 KiB message after 100 us of sweeping 4 MiB than after 100 us of spinning, once per call
+// for an 18 KiB message after 250 us of sweeping 4 MiB than after 250 us of spinning, once per call
 // (one, two or four messages alike), also with the message buffers touched right before the call.
 // The receives gated at one call wait for one extra calc after the gate, made once.
 uint64_t RankBuilder::cold_handshake_after(uint64_t gate) {

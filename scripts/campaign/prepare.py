@@ -610,7 +610,8 @@ def schedgen_arguments(campaign):
     if not any(given(o) for o in ("--eager-progress", "--no-eager-progress", "--async-progress")):
         args += ["--eager-progress"]
     cold_ns = float(params.get("o_rndv_cold_ns", 0.0))
-    if cold_ns > 0 and ("--S" in args or given("--S")) and not any(given(o) for o in ("--cold-handshake", "--async-progress")):
+    has_s = "--S" in args or given("--S")
+    if cold_ns > 0 and has_s and not any(given(o) for o in ("--cold-handshake", "--async-progress")):
         after_ns = float(params.get("measurement", {}).get("cold_handshake", {}).get("compute_ns", 100000.0))
         args += ["--cold-handshake", f"{cold_ns:.1f}ns:{after_ns:.0f}ns"]
     if not given("--first-use") and campaign.first_use:

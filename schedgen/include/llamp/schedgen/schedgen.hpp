@@ -112,7 +112,7 @@ struct Options {
   // A rendezvous handshake that a progressing call starts right after the application computed
   // for a while runs on cold caches: MPICH's and UCX's state, the kernel's CMA path and the page
   // tables it walks were evicted by the computation. On the AMD VM of stop 51 the handshake of an
-  // 18 KiB message took 3.1 us longer after 100 us of sweeping 4 MiB than after 100 us of spinning,
+  // 18 KiB message took 3.1 us longer after 250 us of sweeping 4 MiB than after 250 us of spinning,
   // once per call whatever the number of messages, and re-touching the message buffers did not
   // help. llamp-loggp measures the excess (o_rndv_cold_ns, after computing
   // cold_handshake_after_ns). A nonblocking receive above S gated at a call (rendezvous_above_bytes)
