@@ -4,13 +4,16 @@ import os
 import sys
 
 from . import (config, cores, ensemble, environment, noise, prediction, prepare, rejudge, report, rounds, runs,
-               schedule, slurm, units)
+               schedule, slurm, trace_weights, units)
 from .runtime_records import RecordError
 
 USAGE = """llamp-campaign [options] -- APP [APP ARGS...]     run a campaign
        llamp-campaign resume DIR [--mode local|slurm]  finish the runs without a success
-       llamp-campaign report DIR                       rewrite the report from the records
+       llamp-campaign report DIR [--trace-weights rounds|equal]
+                                                       the report (and the mean prediction's weights)
+                                                       again from the records
        llamp-campaign repredict DIR [--schedgen-arg A] [--prediction-from every-trace|kept-trace]
+                                    [--trace-weights rounds|equal] [--[no-]first-use]
                                                        graphs + analyses again from the traces, then the report
        llamp-campaign prepare DIR | run-slot DIR K     (steps, used by the Slurm jobs)"""
 
@@ -118,6 +121,10 @@ def run_parser():
     p.add_argument("--prediction-from", choices=("every-trace", "kept-trace"), default="every-trace",
                    help="every-trace (default): the prediction is the mean of every traced run's (each one draw of "
                         "the machine's speed); kept-trace: the one kept traced run's, as LLAMP does")
+    p.add_argument("--trace-weights", choices=trace_weights.CHOICES, default=trace_weights.ROUNDS,
+                   help="how the mean prediction weighs the traced runs: rounds (default): each round as often as it "
+                        "has ok measured runs, shared by the traced runs launched in it (the host changes in spells "
+                        "and rounds get different numbers of traced runs); equal: each traced run alike")
     p.add_argument("--no-trace-reference", action="store_true",
                    help="no untraced reference runs: model the traced run with the median runtime (lower median "
                         "for even K)")
@@ -235,7 +242,7 @@ def new_campaign(argv):
         tolerances_pct=tolerances, given_params=os.path.abspath(args.params) if args.params else "",
         given_trace=os.path.abspath(args.trace) if args.trace else "", trace_runs=args.trace_runs,
         trace_reference=not args.no_trace_reference, param_runs=args.param_runs,
-        trace_target_pct=args.trace_target, prediction_from=args.prediction_from,
+        trace_target_pct=args.trace_target, prediction_from=args.prediction_from, trace_weights=args.trace_weights,
         trace_floor_target_pct=args.trace_floor_target,
         max_trace_runs=_bound(max(args.trace_target, args.trace_floor_target), args.max_trace_runs, args.trace_runs, 3),
         no_prediction=args.no_prediction, core_limit=args.core_limit, core_retries=args.core_retries,
@@ -370,6 +377,9 @@ def _main(argv):
                        help="replaces the campaign's choice (every-trace: the mean of every traced run's prediction)")
         p.add_argument("--first-use", action=argparse.BooleanOptionalAction, default=None,
                        help="replaces the campaign's choice whether the graph charges the transport's first use")
+    if command in ("repredict", "report"):
+        p.add_argument("--trace-weights", choices=trace_weights.CHOICES, default=None,
+                       help="replaces the campaign's choice how the mean prediction weighs the traced runs")
     if command == "resume":
         p.add_argument("--mode", choices=["local", "slurm"], default="local")
         p.add_argument("--sbatch-arg", action="append", default=[])
@@ -384,6 +394,10 @@ def _main(argv):
         record = runs.run_slot(c, c.schedule[args.slot], _log)
         return 0 if record["status"] == runs.OK else 3
     elif command == "report":
+        if args.trace_weights is not None:
+            c.trace_weights = args.trace_weights
+            c.save()
+        ensemble.reweigh(c, _log)  # the mean's weights follow the runs recorded since (trace_weights.py)
         report.write(c, _log)
     elif command == "repredict":
         if c.no_prediction:
@@ -394,6 +408,8 @@ def _main(argv):
             c.prediction_from = args.prediction_from
         if args.first_use is not None:
             c.first_use = args.first_use
+        if args.trace_weights is not None:
+            c.trace_weights = args.trace_weights
         c.save()
         try:
             prepare.repredict(c, _log)

@@ -49,6 +49,7 @@ class Campaign:
     trace_floor_target_pct: float = 0.0  # rounds.py: trace again while the traces' floor is above it; 0: off
     max_trace_runs: int = 0           # ... up to this many traced runs in all (both targets)
     prediction_from: str = "every-trace"  # ensemble.py: mean of every traced run's prediction; "kept-trace": one
+    trace_weights: str = "rounds"     # trace_weights.py: the mean weighted by round; "equal": each traced run alike
     param_runs: int = 5               # llamp-loggp launches; params.json holds their mean
     no_prediction: bool = False       # measure runtimes only (no trace, schedgen, analyze)
     core_limit: str = "auto"          # cores.py: slow-cores above this hand-off time ("auto", "off", "90ns")

@@ -14,14 +14,16 @@ not a measurement: averaging computation times was not tried).
 Re-analysing 58 finished campaigns of the VM (tables C-G of stops 20-24, 5-15 traced runs each)
 this way, against the kept trace's prediction: RRMSE mean 3.43 % against 4.27 %, better in 42 of
 58; in the two tables run with it since (stop 25's H and I), 18 of 28.
+
+The mean is weighted by round (trace_weights.py, `--trace-weights`): traced runs are not spread
+evenly over the campaign's rounds, and the host's speed changes in spells.
 """
 import hashlib
 import json
 import os
-import statistics
 
 from . import prediction as prediction_mod
-from . import stats
+from . import runs, stats, trace_weights
 from .prepare import StepError, _require, _run_analyze, _run_step, schedgen_arguments, trace_run_dirs, traced_count
 
 MEAN_NAME = "analysis-mean.json"
@@ -76,12 +78,17 @@ def _analyze_trace(campaign, k, log):
     return target
 
 
-def mean_analysis(analyses, names):
+def mean_analysis(analyses, names, weights=None):
     """The mean of several `llamp analyze --json` results over the same L range, as one result the
     campaign's Prediction reads: its curve is the exact mean of theirs (breakpoints: the union),
-    λ_L and ρ_L at L0 follow from it. Tolerances are left to the report, which reads them off the
-    mean curve ("predicted curve")."""
+    λ_L and ρ_L at L0 follow from it; with weights (one per analysis), the weighted mean, likewise
+    exact. Tolerances are left to the report, which reads them off the mean curve ("predicted
+    curve")."""
     preds = [prediction_mod.Prediction(a, n) for a, n in zip(analyses, names)]
+
+    def fmean(values):
+        return stats.weighted_mean(list(values), weights)
+
     L0 = preds[0].L0_ns
     for p in preds[1:]:
         if abs(p.L0_ns - L0) > 1e-6:
@@ -93,19 +100,26 @@ def mean_analysis(analyses, names):
     for begin, end in zip(points, points[1:]):
         # the segment starting at `begin` (right derivative there) of every curve
         curve.append({"L_begin_ns": begin, "L_end_ns": end,
-                      "T_begin_ns": statistics.fmean(p.runtime_ns(begin) for p in preds),
-                      "T_end_ns": statistics.fmean(p.runtime_ns(end) for p in preds),
-                      "lambda_L": statistics.fmean(p.lambda_L(begin) for p in preds)})
-    runtime = statistics.fmean(p.runtime_ns(L0) for p in preds)
-    lam = statistics.fmean(p.lambda_L(L0) for p in preds)
+                      "T_begin_ns": fmean(p.runtime_ns(begin) for p in preds),
+                      "T_end_ns": fmean(p.runtime_ns(end) for p in preds),
+                      "lambda_L": fmean(p.lambda_L(begin) for p in preds)})
+    runtime = fmean(p.runtime_ns(L0) for p in preds)
+    lam = fmean(p.lambda_L(L0) for p in preds)
     return {"format": "llamp-campaign-mean-analysis", "L0_ns": L0, "runtime_ns": runtime, "lambda_L": lam,
             "rho_L": lam * L0 / runtime if runtime > 0 else 0.0,
             "critical_latencies_ns": sorted({c for p in preds for c in p.critical_ns}), "curve": curve,
-            "tolerance": [], "poll_lags": analyses[0].get("poll_lags", {}), "members": list(names)}
+            "tolerance": [], "poll_lags": analyses[0].get("poll_lags", {}), "members": list(names),
+            "weights": list(weights) if weights is not None else [1.0] * len(preds)}
 
 
 def _done_traces(campaign):
     return [k for k in range(1, traced_count(campaign) + 1) if os.path.exists(trace_run_dirs(campaign, k)[0] + ".done")]
+
+
+def weights(campaign, ks, records):
+    """The traced runs' weights in the mean, in the order of ks (sorted): --trace-weights."""
+    times = trace_weights.traced_run_times(campaign, ks, lambda c, k: trace_run_dirs(c, k)[0])
+    return trace_weights.weights_for(campaign.trace_weights, records, times)
 
 
 def traces_floor(campaign, records, log=print):
@@ -125,7 +139,7 @@ def traces_floor(campaign, records, log=print):
         with open(path) as f:
             preds.append(prediction_mod.Prediction(json.load(f), os.path.basename(path)))
     return stats.prediction_floor([[p.runtime_ns(p.L0_ns + r["delta_ns"]) for p in preds] for r in rows],
-                                  [r["mean_ns"] for r in rows])
+                                  [r["mean_ns"] for r in rows], weights(campaign, ks, records))
 
 
 def analyze(campaign, log=print):
@@ -139,13 +153,35 @@ def analyze(campaign, log=print):
     ks = _done_traces(campaign)
     if len(ks) < 2:
         return None
-    files = [_analyze_trace(campaign, k, log) for k in ks]
+    return _write_mean(campaign, ks, [_analyze_trace(campaign, k, log) for k in ks], log)
+
+
+def reweigh(campaign, log=print):
+    """analysis-mean.json again from the traced runs' analyses it averages, as they are, with weights
+    from the runs recorded now (`llamp-campaign report`: a Slurm campaign's traced runs are analysed
+    before its runs); nothing without it."""
+    target = campaign.path(MEAN_NAME)
+    if not os.path.exists(target) or not enabled(campaign):
+        return None
+    with open(target) as f:
+        ks = json.load(f).get("traces", [])
+    files = [member_path(campaign, k) for k in ks]
+    if len(ks) < 2 or not all(os.path.exists(p) for p in files):
+        return None
+    return _write_mean(campaign, ks, files, log)
+
+
+def _write_mean(campaign, ks, files, log):
     analyses = []
     for path in files:
         with open(path) as f:
             analyses.append(json.load(f))
-    mean = mean_analysis(analyses, [os.path.basename(p) for p in files])
+    target = campaign.path(MEAN_NAME)
+    weighted = weights(campaign, ks, runs.load_records(campaign))
+    mean = mean_analysis(analyses, [os.path.basename(p) for p in files], weighted)
     mean["traces"] = ks
+    mean["trace_weights"] = campaign.trace_weights
     _write_json(target, mean)
-    log(f"prediction: the mean of {len(ks)} traced runs' analyses: {target}")
+    log(f"prediction: the mean of {len(ks)} traced runs' analyses, weighted by {campaign.trace_weights} "
+        f"(as many as {trace_weights.effective_count(weighted):.1f} equal ones): {target}")
     return target

@@ -8,7 +8,7 @@ import statistics
 
 from . import prediction as prediction_mod
 from . import prepare
-from . import ensemble, inject_stats, noise, rounds, runs, stats, t0_split, units
+from . import ensemble, inject_stats, noise, rounds, runs, stats, t0_split, trace_weights, units
 
 
 def _prediction(campaign, name="analysis.json"):
@@ -32,24 +32,31 @@ def _main_prediction(campaign):
 
 
 def _members(campaign):
-    """[(k, Prediction)] of the traced runs analysis-mean.json averages."""
+    """([(k, Prediction, weight)], how they were weighted) of the traced runs analysis-mean.json
+    averages (equal weights in one made before weights were kept)."""
     with open(campaign.path(ensemble.MEAN_NAME)) as f:
-        ks = json.load(f).get("traces", [])
-    members = [(k, _prediction(campaign, os.path.basename(ensemble.member_path(campaign, k)))) for k in ks]
-    return [(k, p) for k, p in members if p is not None]
+        mean = json.load(f)
+    ks = mean.get("traces", [])
+    weights = mean.get("weights") or [1.0] * len(ks)
+    members = [(k, _prediction(campaign, os.path.basename(ensemble.member_path(campaign, k))), w)
+               for k, w in zip(ks, weights)]
+    return [(k, p, w) for k, p, w in members if p is not None], mean.get("trace_weights", trace_weights.EQUAL)
 
 
-def _per_trace(pred, members, rows, measured_rows):
-    """With the mean prediction: every traced run's own prediction, its RRMSE and response, the kept
-    trace's among them, and the mean's standard error at each ΔL from their spread (sample std / √K).
+def _per_trace(pred, members, weighted_by, rows, measured_rows):
+    """With the mean prediction: every traced run's own prediction, its RRMSE, response and weight in
+    the mean, the kept trace's among them, and the mean's standard error at each ΔL from their spread
+    (sample std / √K; with unequal weights that of the weighted mean, stats.weighted_standard_error).
     rrmse_prediction_floor is the RRMSE that error alone would give an exact model, as the noise floor
-    is for the measured means."""
+    is for the measured means. With weights by round, rrmse_equal_weights is the RRMSE the mean with
+    equal weights would have had (LogGPS alone)."""
     deltas = [r["delta_ns"] for r in measured_rows]
     measured = [r["mean_ns"] for r in measured_rows]
+    weights = [w for _, _, w in members]
     traces = []
-    for k, p in members:
+    for k, p, w in members:
         predicted = [p.runtime_ns(pred.L0_ns + d) for d in deltas]
-        item = {"trace": k, "runtime_at_L0_ns": p.runtime_at_L0_ns}
+        item = {"trace": k, "runtime_at_L0_ns": p.runtime_at_L0_ns, "weight": w}
         if measured_rows:
             item["rrmse"] = stats.rrmse(measured, predicted)
             if len(deltas) >= 2:
@@ -57,11 +64,14 @@ def _per_trace(pred, members, rows, measured_rows):
         traces.append(item)
     values = {}  # ΔL -> every traced run's prediction there
     for row in rows:
-        values[row["delta_ns"]] = [p.runtime_ns(pred.L0_ns + row["delta_ns"]) for _, p in members]
-        row["predicted_se_ns"] = stats.standard_error(values[row["delta_ns"]])
-    result = {"traces": traces}
+        values[row["delta_ns"]] = [p.runtime_ns(pred.L0_ns + row["delta_ns"]) for _, p, _ in members]
+        row["predicted_se_ns"] = stats.weighted_standard_error(values[row["delta_ns"]], weights)
+    result = {"traces": traces, "trace_weights": weighted_by,
+              "effective_traces": trace_weights.effective_count(weights)}
     if measured_rows:
-        result["rrmse_prediction_floor"] = stats.prediction_floor([values[d] for d in deltas], measured)
+        result["rrmse_prediction_floor"] = stats.prediction_floor([values[d] for d in deltas], measured, weights)
+        if len(set(weights)) > 1:
+            result["rrmse_equal_weights"] = stats.rrmse(measured, [stats.mean(values[d]) for d in deltas])
     return result
 
 
@@ -361,13 +371,14 @@ def build(campaign):
     result["traces_interleaved"] = bool(traced.get("interleaved"))
     result["schedgen_args"] = _graph_arguments(campaign)
     # The traced runs the prediction averages (none: it is the kept trace's)
-    members = _members(campaign) if pred and os.path.basename(pred.source) == ensemble.MEAN_NAME else []
+    members, weighted_by = (_members(campaign) if pred and os.path.basename(pred.source) == ensemble.MEAN_NAME
+                            else ([], None))
     result["prediction_from"] = MEAN_OF_TRACES if members else ("kept trace" if pred else None)
     if members:
-        result["per_trace_prediction"] = _per_trace(pred, members, rows, measured_rows)
+        result["per_trace_prediction"] = _per_trace(pred, members, weighted_by, rows, measured_rows)
     if pred:
         # The graphs the prediction stands on: every traced run's, or the kept trace's alone.
-        graphs = {k: p.runtime_at_L0_ns for k, p in members}
+        graphs = {k: p.runtime_at_L0_ns for k, p, _ in members}
         if not members and result["kept_trace"]:
             graphs = {result["kept_trace"]: pred.runtime_at_L0_ns}
         zero = next((r["runtimes_ns"] for r in measured_rows if r["delta_ns"] == 0), [])
@@ -427,7 +438,7 @@ def build(campaign):
                                   "measured_slope_se": stats.slope_standard_error(
                                       [r["delta_ns"] for r, _ in every_run], run_times)}
     if pred:
-        result["predicted_curve"] = predicted_curve(campaign, pred, [p for _, p in members])
+        result["predicted_curve"] = predicted_curve(campaign, pred, [p for _, p, _ in members])
     return result
 
 
@@ -683,6 +694,14 @@ def _prediction_paragraph(result):
     if kept and "rrmse" in kept:
         text += f"; the kept trace-{kept['trace']} alone (`--prediction-from kept-trace`) {100 * kept['rrmse']:.2f} %"
     text += "."
+    if per.get("trace_weights") == "rounds":
+        text += (f" The mean is weighted by round (`--trace-weights rounds`): each round counts as often as it has "
+                 f"ok measured runs, shared by the traced runs launched in it, as the measured means count it; the "
+                 f"weights ({_weights_text(traces)}) are worth {per['effective_traces']:.1f} equal ones")
+        if "rrmse_equal_weights" in per:
+            text += (f"; with equal weights (`--trace-weights equal`) the LogGPS prediction's RRMSE would be "
+                     f"{100 * per['rrmse_equal_weights']:.2f} % instead of {100 * result['rrmse']:.2f} %")
+        text += " (docs/campaign.md, 'Weights by round')."
     if "rrmse_prediction_floor" in per:
         text += (f" Their spread leaves the mean a standard error worth RRMSE "
                  f"{100 * per['rrmse_prediction_floor']:.2f} % (√(mean of se²) / mean measured): what an exact model "
@@ -700,6 +719,15 @@ def _prediction_paragraph(result):
                  + (f" {in_step} more, one in each round added after it was met, so that the traced runs span the "
                     f"campaign's time as the measured runs do (the host drifts over minutes)." if in_step else ""))
     return [text, ""]
+
+
+def _weights_text(traces, shown=8):
+    """"trace-1 6.0, trace-2 3.0, ..." with the first `shown` traced runs, the range of the rest."""
+    items = [f"trace-{t['trace']} {t['weight']:.1f}" for t in traces[:shown]]
+    rest = [t["weight"] for t in traces[shown:]]
+    if rest:
+        items.append(f"the other {len(rest)} {min(rest):.1f}–{max(rest):.1f}")
+    return ", ".join(items)
 
 
 def _rounds_sentence(result):

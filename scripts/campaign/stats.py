@@ -24,6 +24,27 @@ def standard_error(xs):
     return sample_std(xs) / math.sqrt(len(xs)) if len(xs) >= 2 else 0.0
 
 
+def weighted_mean(xs, weights=None):
+    if weights is None:
+        return mean(xs)
+    return sum(w * x for w, x in zip(weights, xs)) / sum(weights)
+
+
+def weighted_standard_error(xs, weights=None):
+    """Standard error of the weighted mean of xs: the weighted sample std over √n_eff, n_eff =
+    (Σw)² / Σw² (with Bessel's correction for n_eff); standard_error for equal weights, 0 for fewer
+    than two values."""
+    if weights is None or len(xs) < 2:
+        return standard_error(xs)
+    total, squares = sum(weights), sum(w * w for w in weights)
+    n_eff = total * total / squares
+    if n_eff <= 1.0:
+        return 0.0
+    m = weighted_mean(xs, weights)
+    variance = sum(w * (x - m) ** 2 for w, x in zip(weights, xs)) / total * n_eff / (n_eff - 1)
+    return math.sqrt(variance / n_eff)
+
+
 def per_delta(records, deltas_ns):
     """One row per ΔL: ok runtimes and their summary, plus the failures."""
     rows = []
@@ -66,12 +87,13 @@ def noise_floor(rows):
     return math.sqrt(mean(variance_of_means)) / mean([r["mean_ns"] for r in measured])
 
 
-def prediction_floor(predictions_per_delta, measured_means):
+def prediction_floor(predictions_per_delta, measured_means, weights=None):
     """The traces' floor: the RRMSE an exact model would still show when its prediction is the mean of
     K traced runs' predictions, from their spread, as noise_floor is for the measured means:
     sqrt(mean over ΔL of se²) / mean measured, se = sample std / sqrt(K) of the K predictions at that
-    ΔL (predictions_per_delta: one list of K values per measured ΔL)."""
-    se = [standard_error(values) for values in predictions_per_delta]
+    ΔL (predictions_per_delta: one list of K values per measured ΔL); with weights (the traced runs'
+    in the mean, trace_weights.py), the weighted mean's standard error."""
+    se = [weighted_standard_error(values, weights) for values in predictions_per_delta]
     return math.sqrt(mean([x * x for x in se])) / mean(measured_means)
 
 

@@ -239,9 +239,14 @@ class LocalCampaignTest(unittest.TestCase):
                 member = json.load(f)
             self.assertEqual(member["made_from"]["schedgen_args"][0], "--no-initiation-time")
             members.append(prediction.Prediction(member))
+        # Weighted by round (campaign/trace_weights.py): together the weights count every ok measured
+        # run once.
+        weights = [t["weight"] for t in again["per_trace_prediction"]["traces"]]
+        self.assertEqual(again["per_trace_prediction"]["trace_weights"], "rounds")
+        self.assertAlmostEqual(sum(weights), sum(r["runs_ok"] for r in again["per_delta"]))
         for row in again["per_delta"]:
             L = again["L0_ns"] + row["delta_ns"]
-            expected = sum(p.runtime_ns(L) for p in members) / 5
+            expected = sum(w * p.runtime_ns(L) for w, p in zip(weights, members)) / sum(weights)
             self.assertAlmostEqual(row["predicted_ns"], expected, delta=1e-6 * expected)
         # ... and the kept trace's alone on request.
         campaign("repredict", moved, "--prediction-from", "kept-trace")
