@@ -379,11 +379,12 @@ def build(campaign):
     if pred:
         # The graphs the prediction stands on: every traced run's, or the kept trace's alone.
         graphs = {k: p.runtime_at_L0_ns for k, p, _ in members}
+        weights = {k: w for k, _, w in members} or None
         if not members and result["kept_trace"]:
             graphs = {result["kept_trace"]: pred.runtime_at_L0_ns}
         zero = next((r["runtimes_ns"] for r in measured_rows if r["delta_ns"] == 0), [])
         result["t0_split"] = t0_split.split(graphs, result["traced_runtimes_ns"], result["reference_runtimes_ns"],
-                                            zero)
+                                            zero, weights)
     params = _parameters(campaign)
     measurement = params.get("measurement", {})
     fit = measurement.get("G_fit", {})

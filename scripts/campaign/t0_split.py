@@ -20,31 +20,39 @@ import math
 from . import stats
 
 
-def _se_of_mean(xs):
-    return stats.standard_error(xs) if len(xs) >= 2 else None  # None: no spread to tell it from
+def _se_of_mean(xs, weights=None):
+    # None: no spread to tell it from
+    return stats.weighted_standard_error(xs, weights) if len(xs) >= 2 else None
 
 
-def _se_of_difference(xs, ys):
-    a, b = _se_of_mean(xs), _se_of_mean(ys)
+def _se_of_difference(xs, ys, x_weights=None, y_weights=None):
+    a, b = _se_of_mean(xs, x_weights), _se_of_mean(ys, y_weights)
     return None if a is None or b is None else math.hypot(a, b)
 
 
-def split(graph_at_L0_ns, traced_runtimes_ns, reference_runtimes_ns, measured_at_zero_ns):
+def split(graph_at_L0_ns, traced_runtimes_ns, reference_runtimes_ns, measured_at_zero_ns, weights=None):
     """The split, or None where a part is missing. graph_at_L0_ns: {trace k: its graph's T(L0)};
-    traced_runtimes_ns: every traced run's runtime, trace k at index k - 1; the others as measured."""
+    traced_runtimes_ns: every traced run's runtime, trace k at index k - 1; the others as measured.
+    weights: {trace k: its weight in the mean prediction} (trace_weights.py), so that the terms add up
+    to that prediction's error; the reference runs take their traced runs' weights where there is
+    one per traced run, else count alike."""
     ks = [k for k in sorted(graph_at_L0_ns) if 1 <= k <= len(traced_runtimes_ns)]
     if not ks or not reference_runtimes_ns or not measured_at_zero_ns:
         return None
     graphs, traced = [graph_at_L0_ns[k] for k in ks], [traced_runtimes_ns[k - 1] for k in ks]
+    w = [weights[k] for k in ks] if weights else None
+    references, w_ref = reference_runtimes_ns, None
+    if w is not None and len(reference_runtimes_ns) == len(traced_runtimes_ns):
+        references, w_ref = [reference_runtimes_ns[k - 1] for k in ks], w
     pairs = list(zip(graphs, traced))
     measured = stats.mean(measured_at_zero_ns)
-    predicted = stats.mean(graphs)
+    predicted = stats.weighted_mean(graphs, w)
+    traced_mean, reference_mean = stats.weighted_mean(traced, w), stats.weighted_mean(references, w_ref)
     terms = {
-        "graph": {"ns": predicted - stats.mean(traced), "se_ns": _se_of_mean([g - t for g, t in pairs])},
-        "tracer": {"ns": stats.mean(traced) - stats.mean(reference_runtimes_ns),
-                   "se_ns": _se_of_difference(traced, reference_runtimes_ns)},
-        "host": {"ns": stats.mean(reference_runtimes_ns) - measured,
-                 "se_ns": _se_of_difference(reference_runtimes_ns, measured_at_zero_ns)},
+        "graph": {"ns": predicted - traced_mean, "se_ns": _se_of_mean([g - t for g, t in pairs], w)},
+        "tracer": {"ns": traced_mean - reference_mean, "se_ns": _se_of_difference(traced, references, w, w_ref)},
+        "host": {"ns": reference_mean - measured,
+                 "se_ns": _se_of_difference(references, measured_at_zero_ns, w_ref)},
     }
     for term in terms.values():
         term["pct"] = 100 * term["ns"] / measured

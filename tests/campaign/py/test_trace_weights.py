@@ -107,7 +107,8 @@ class WeightedMeanPredictionTest(unittest.TestCase):
                 json.dump(analysis, f)
         with open(c.path("trace.done.json"), "w") as f:
             json.dump({"given": False, "kept_trace": 2, "traced_runtimes_ns": [2.0e9] + [1.0e9] * 4,
-                       "traced_runtime_ns": 1.0e9}, f)
+                       "traced_runtime_ns": 1.0e9, "reference_runtimes_ns": [2.1e9] + [1.1e9] * 4,
+                       "reference_runtime_ns": 1.1e9}, f)
         return c
 
     def test_the_mean_counts_each_round_as_the_measured_means_do(self):
@@ -129,6 +130,14 @@ class WeightedMeanPredictionTest(unittest.TestCase):
         # equal weights: 1.2 s at L0, 1/3 s - 1.2 s = 0.1333 s low at both ΔL
         measured_mean = 4.0e9 / 3 + 5.0e6
         self.assertAlmostEqual(per["rrmse_equal_weights"], (4.0e9 / 3 - 1.2e9) / measured_mean, places=9)
+        # T(0)'s split weighs the traced runs and their reference runs alike, so its terms add up to the
+        # weighted prediction's error (0 here): the tracer -0.1 s (traced 4/3 s, references 1.4333 s)
+        # and the host +0.1 s.
+        t0 = r["t0_split"]
+        self.assertAlmostEqual(t0["error_ns"], 0.0, delta=1)
+        self.assertAlmostEqual(t0["terms"]["graph"]["ns"], 0.0, delta=1)
+        self.assertAlmostEqual(t0["terms"]["tracer"]["ns"], -0.1e9, delta=1)
+        self.assertAlmostEqual(t0["terms"]["host"]["ns"], 0.1e9, delta=1)
         text = report.markdown(c, r)
         self.assertIn("The mean is weighted by round (`--trace-weights rounds`)", text)
         self.assertIn("trace-1 2.0, trace-2 1.0", text)
