@@ -11,6 +11,12 @@ from campaign_testlib import temp_dir
 from campaign import config, environment, prepare
 
 
+def write_params(d, params):
+    """params.json in campaign folder d: JSON text as given, or a dict."""
+    with open(os.path.join(d, "params.json"), "w") as f:
+        f.write(params if isinstance(params, str) else json.dumps(params))
+
+
 class PrepareTest(unittest.TestCase):
     def goal(self, text):
         path = os.path.join(temp_dir(self), "app.goal")
@@ -48,23 +54,20 @@ class PrepareTest(unittest.TestCase):
         c = config.Campaign(out_dir=d, app=["a"], ranks=2, deltas_ns=[0.0], schedgen_args=["--algo", "bcast=binomial"])
         # No params.json yet (the graph `--o-size auto` needs comes first): the campaign's own arguments.
         self.assertEqual(prepare.schedgen_arguments(c), ["--algo", "bcast=binomial"])
-        with open(os.path.join(d, "params.json"), "w") as f:
-            f.write('{"L_ns": 10, "o_coll_ns": 137.26}')
+        write_params(d, '{"L_ns": 10, "o_coll_ns": 137.26}')
         self.assertEqual(prepare.schedgen_arguments(c),
                          ["--algo", "bcast=binomial", "--collective-overhead", "137.3ns", "--eager-progress"])
         # An explicit one wins; a measured 0 adds nothing.
         c.schedgen_args = ["--collective-overhead=1us"]
         self.assertEqual(prepare.schedgen_arguments(c), ["--collective-overhead=1us", "--eager-progress"])
         c.schedgen_args = []
-        with open(os.path.join(d, "params.json"), "w") as f:
-            f.write('{"L_ns": 10, "o_coll_ns": 0}')
+        write_params(d, '{"L_ns": 10, "o_coll_ns": 0}')
         self.assertEqual(prepare.schedgen_arguments(c), ["--eager-progress"])
 
     def test_probe_overhead_from_the_parameters(self):
         d = temp_dir(self)
         c = config.Campaign(out_dir=d, app=["a"], ranks=2, deltas_ns=[0.0], schedgen_args=[])
-        with open(os.path.join(d, "params.json"), "w") as f:
-            f.write('{"L_ns": 10, "o_coll_ns": 84.9, "o_probe_ns": 159.04}')
+        write_params(d, '{"L_ns": 10, "o_coll_ns": 84.9, "o_probe_ns": 159.04}')
         self.assertEqual(prepare.schedgen_arguments(c),
                          ["--collective-overhead", "84.9ns", "--probe-overhead", "159.0ns", "--eager-progress"])
         # Each given one wins on its own; the other is still added.
@@ -90,8 +93,7 @@ class PrepareTest(unittest.TestCase):
         del rows[0]["send_excess_ns"]
         self.assertEqual(prepare.first_use_bands(params)[0], "64B:3:0.0ns:40000.0ns")
         rows[0]["send_excess_ns"] = 60e3
-        with open(os.path.join(d, "params.json"), "w") as f:
-            json.dump(params, f)
+        write_params(d, params)
         self.assertEqual(prepare.schedgen_arguments(c),
                          ["--S", "8255B", "--eager-progress"] + [a for b in bands for a in ("--first-use", b)])
         c.schedgen_args = ["--first-use=64B:1:1us:1us"]
@@ -100,8 +102,7 @@ class PrepareTest(unittest.TestCase):
         c.schedgen_args, c.first_use = [], False
         self.assertEqual(prepare.schedgen_arguments(c), ["--S", "8255B", "--eager-progress"])
         # Parameters from before the probe: no bands.
-        with open(os.path.join(d, "params.json"), "w") as f:
-            json.dump({"L_ns": 10}, f)
+        write_params(d, {"L_ns": 10})
         c.first_use = True
         self.assertEqual(prepare.schedgen_arguments(c), ["--eager-progress"])
 
@@ -110,15 +111,13 @@ class PrepareTest(unittest.TestCase):
         # a given --S wins, an S of "inf" (UINT64_MAX) adds nothing.
         d = temp_dir(self)
         c = config.Campaign(out_dir=d, app=["a"], ranks=2, deltas_ns=[0.0], schedgen_args=[])
-        with open(os.path.join(d, "params.json"), "w") as f:
-            f.write('{"L_ns": 10, "o_coll_ns": 84.9, "S_bytes": 8255}')
+        write_params(d, '{"L_ns": 10, "o_coll_ns": 84.9, "S_bytes": 8255}')
         self.assertEqual(prepare.schedgen_arguments(c),
                          ["--collective-overhead", "84.9ns", "--S", "8255B", "--eager-progress"])
         c.schedgen_args = ["--S=inf"]
         self.assertEqual(prepare.schedgen_arguments(c), ["--S=inf", "--collective-overhead", "84.9ns", "--eager-progress"])
         c.schedgen_args = []
-        with open(os.path.join(d, "params.json"), "w") as f:
-            f.write('{"L_ns": 10, "S_bytes": 18446744073709551615}')
+        write_params(d, '{"L_ns": 10, "S_bytes": 18446744073709551615}')
         self.assertEqual(prepare.schedgen_arguments(c), ["--eager-progress"])
 
     def test_eager_progress_unless_told_otherwise(self):
@@ -127,8 +126,7 @@ class PrepareTest(unittest.TestCase):
         # --[no-]eager-progress or --async-progress wins.
         d = temp_dir(self)
         c = config.Campaign(out_dir=d, app=["a"], ranks=2, deltas_ns=[0.0], schedgen_args=[])
-        with open(os.path.join(d, "params.json"), "w") as f:
-            f.write('{"L_ns": 10, "S_bytes": 8255}')
+        write_params(d, '{"L_ns": 10, "S_bytes": 8255}')
         self.assertEqual(prepare.schedgen_arguments(c), ["--S", "8255B", "--eager-progress"])
         for given in (["--no-eager-progress"], ["--async-progress"], ["--eager-progress"]):
             c.schedgen_args = given
@@ -142,8 +140,7 @@ class PrepareTest(unittest.TestCase):
         c = config.Campaign(out_dir=d, app=["a"], ranks=2, deltas_ns=[0.0], schedgen_args=[])
         params = {"L_ns": 10, "S_bytes": 8255, "o_rndv_cold_ns": 2850.04,
                   "measurement": {"cold_handshake": {"compute_ns": 100000.0}}}
-        with open(os.path.join(d, "params.json"), "w") as f:
-            json.dump(params, f)
+        write_params(d, params)
         self.assertEqual(prepare.schedgen_arguments(c),
                          ["--S", "8255B", "--eager-progress", "--cold-handshake", "2850.0ns:100000ns"])
         c.schedgen_args = ["--cold-handshake=0ns:0ns"]
@@ -152,8 +149,7 @@ class PrepareTest(unittest.TestCase):
         self.assertEqual(prepare.schedgen_arguments(c), c.schedgen_args + ["--S", "8255B"])
         c.schedgen_args = []
         for change in ({"S_bytes": 2**64 - 1}, {"o_rndv_cold_ns": 0.0}):
-            with open(os.path.join(d, "params.json"), "w") as f:
-                json.dump(dict(params, **change), f)
+            write_params(d, dict(params, **change))
             self.assertNotIn("--cold-handshake", prepare.schedgen_arguments(c), change)
         # The median over launches, like the other parameters.
         launches = [dict(params, o_rndv_cold_ns=v) for v in (2800.0, 4500.0, 3100.0)]
