@@ -104,3 +104,50 @@ def per_delta(records, rows):
             summary["measured_minus_loggps_ns"] = row["mean_ns"] - row["predicted_ns"]
         out.append(summary)
     return out
+
+
+def late_spread(records):
+    """How the runs' spread at one ΔL follows their late releases: a least-squares line of each ok
+    run's runtime over its late time (the sum of its ranks' lateness_total_ns), fitted to the
+    deviations from each ΔL's own means, so that ΔL's effect on both is out of it.
+
+    A slope near 1 says the late releases themselves make the difference between runs (each one on
+    the critical path); a slope well above 1 says they mark the runs in which the host took the CPUs
+    away more often, while they computed too: the spread between runs is then the host's, which a
+    prediction can carry only on average. None where no two runs share a ΔL > 0 or their late times
+    are all equal at every ΔL.
+
+    runs, deltas: the ok runs with the injector's lines and the ΔL values with two or more of them;
+    slope, slope_se: runtime over late time (ns per ns) and its standard error (n − deltas − 1
+    degrees of freedom); correlation and explained (its square, the share of the runtimes' spread
+    within ΔL that the line accounts for); late_sd_ns, runtime_sd_ns, residual_sd_ns: standard
+    deviations within ΔL of the late time, the runtime and what the line leaves of it."""
+    groups = {}
+    for r in records:
+        lines = [x for x in (r.get("inject_stats") or []) if "lateness_total_ns" in x]
+        if r["status"] == "ok" and r["delta_ns"] > 0 and lines and r.get("runtime_ns") is not None:
+            groups.setdefault(r["delta_ns"], []).append(
+                (float(sum(x["lateness_total_ns"] for x in lines)), float(r["runtime_ns"])))
+    pairs = []
+    for runs in groups.values():
+        if len(runs) < 2:
+            continue
+        mean_late, mean_runtime = stats.mean([x for x, _ in runs]), stats.mean([y for _, y in runs])
+        pairs += [(x - mean_late, y - mean_runtime) for x, y in runs]
+    deltas = sum(1 for runs in groups.values() if len(runs) >= 2)
+    sxx = sum(x * x for x, _ in pairs)
+    syy = sum(y * y for _, y in pairs)
+    dof = len(pairs) - deltas - 1
+    if sxx == 0 or dof < 1:
+        return None
+    sxy = sum(x * y for x, y in pairs)
+    slope = sxy / sxx
+    residual = max(0.0, syy - slope * sxy)
+    within = len(pairs) - deltas  # degrees of freedom of the spread within ΔL
+    return {
+        "runs": len(pairs), "deltas": deltas, "slope": slope, "slope_se": (residual / dof / sxx) ** 0.5,
+        "correlation": sxy / (sxx * syy) ** 0.5 if syy else 0.0,
+        "explained": 1 - residual / syy if syy else 0.0,
+        "late_sd_ns": (sxx / within) ** 0.5, "runtime_sd_ns": (syy / within) ** 0.5,
+        "residual_sd_ns": (residual / dof) ** 0.5,
+    }

@@ -353,6 +353,7 @@ def build(campaign):
         "throughput": _throughput(campaign),
         # after _with_noise, which gives the rows the replay's prediction
         "injector_delivery": inject_stats.per_delta(records, rows),
+        "injector_late_spread": inject_stats.late_spread(records),
     }
     traced = _traced_runs(campaign)
     result["traced_runtime_ns"] = traced.get("traced_runtime_ns")
@@ -813,7 +814,32 @@ def _delivery_paragraph(result):
         tail.append("Some ranks received messages without a send stamp (a peer on another node), so the "
                     "injector's thread watched for their arrivals while the application computed "
                     "(docs/injector.md, \"Arrival times while the application computes\").")
-    return lines + ["", " ".join(tail), ""]
+    return lines + ["", " ".join(tail), ""] + _late_spread_paragraph(result.get("injector_late_spread"))
+
+
+def _late_spread_paragraph(spread):
+    """What the runs' spread at one ΔL has to do with their late releases (inject_stats.late_spread)."""
+    if not spread:
+        return []
+    slope, se = spread["slope"], spread["slope_se"]
+    text = (f"Run to run at one ΔL ({spread['runs']} runs at {spread['deltas']} ΔL values), the runtime follows "
+            f"the run's late releases (the late time of its ranks summed): least squares within each ΔL, slope "
+            f"{slope:.2f} ± {se:.2f} (a run whose ranks released 1 ms later in all took {slope:.2f} ms longer), "
+            f"correlation {spread['correlation']:.2f}. The line accounts for {100 * spread['explained']:.0f} % of "
+            f"the runtimes' spread within ΔL (standard deviation {spread['runtime_sd_ns'] / 1e6:.2f} ms, "
+            f"{spread['residual_sd_ns'] / 1e6:.2f} ms left; the late time's {spread['late_sd_ns'] / 1e6:.2f} ms). ")
+    if slope - 2 * se <= 0 or spread["explained"] < 0.25:
+        text += ("So what varies between these runs is mostly not the host's stalls at the messages' due times: "
+                 "for example where the host placed the ranks' cores, or computation slowed without its CPU "
+                 "being taken away.")
+    elif slope - 2 * se > 1.5:
+        text += ("A slope well above 1: the late releases mark the runs in which the host took the CPUs away "
+                 "more often, while they computed too. That spread is the host's, and the prediction with noise "
+                 "carries only its average (the recordings).")
+    else:
+        text += ("A slope near 1: a run's late releases add their own lateness to it, as releases on the "
+                 "critical path do; the spread the line leaves is something else.")
+    return [text + " (docs/campaign.md, \"The injector's delivery\").", ""]
 
 
 def markdown(campaign, result):

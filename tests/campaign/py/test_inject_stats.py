@@ -110,6 +110,8 @@ class DeliveryTest(unittest.TestCase):
         self.assertAlmostEqual(ten["measured_increase_ns"], 0.05e9, delta=1)
         self.assertAlmostEqual(ten["measured_minus_loggps_ns"], 0.01e9, delta=1)
         self.assertNotIn("replay_adds_ns", ten)  # no analysis with noise
+        # two runs at one ΔL and one at the other leave no degree of freedom for a line within ΔL
+        self.assertIsNone(r["injector_late_spread"])
         self.assertEqual(rows[20000.0]["dropped_at_finalize"], 1)
         self.assertEqual(rows[20000.0]["runs"], 1)
 
@@ -135,6 +137,64 @@ class DeliveryTest(unittest.TestCase):
         r = report.build(c)
         self.assertEqual(r["injector_delivery"], [])
         self.assertNotIn("The injector's delivery", report.markdown(c, r))
+
+
+def record(delta_ns, runtime_ns, late_per_rank_ns, status="ok"):
+    """A run's record as runs.py keeps it, with two ranks' lines of the given late times."""
+    return {"delta_ns": delta_ns, "runtime_ns": runtime_ns, "status": status,
+            "inject_stats": [{"rank": rank, "delayed": 100, "lateness_total_ns": late}
+                             for rank, late in enumerate(late_per_rank_ns)]}
+
+
+class LateSpreadTest(unittest.TestCase):
+    """inject_stats.late_spread: the runs' spread at one ΔL against their late releases."""
+
+    def test_runtimes_that_follow_the_late_time_three_to_one(self):
+        records = [record(10000.0, 1.0e9 + 3 * (a + b), (a, b)) for a, b in ((1e6, 0), (2e6, 1e6), (0, 4e6))]
+        records += [record(20000.0, 1.5e9 + 3 * late, (late, 0)) for late in (5e6, 9e6)]
+        # not counted: ΔL = 0, a failed run, a run without the injector's lines
+        records += [record(0.0, 0.9e9, (0, 0)), record(10000.0, 9e9, (1e9, 0), status="failed"),
+                    dict(record(20000.0, 7e9, (0, 0)), inject_stats=[])]
+        spread = inject_stats.late_spread(records)
+        self.assertEqual((spread["runs"], spread["deltas"]), (5, 2))
+        self.assertAlmostEqual(spread["slope"], 3.0)
+        self.assertAlmostEqual(spread["slope_se"], 0.0)
+        self.assertAlmostEqual(spread["correlation"], 1.0)
+        self.assertAlmostEqual(spread["explained"], 1.0)
+        self.assertAlmostEqual(spread["residual_sd_ns"], 0.0, delta=1)  # ns, of runtimes of 1 s
+        # late times 1, 3, 4 ms about their mean 8/3 and 5, 9 ms about 7: squares sum to 14/3 + 8 ms²,
+        # over 5 runs less 2 means
+        self.assertAlmostEqual(spread["late_sd_ns"], ((14 / 3 + 8) / 3) ** 0.5 * 1e6)
+        self.assertAlmostEqual(spread["runtime_sd_ns"], 3 * spread["late_sd_ns"])
+
+        text = "\n".join(report._late_spread_paragraph(spread))
+        self.assertIn("(5 runs at 2 ΔL values)", text)
+        self.assertIn("slope 3.00 ± 0.00 (a run whose ranks released 1 ms later in all took 3.00 ms longer)", text)
+        self.assertIn("accounts for 100 % of the runtimes' spread", text)
+        self.assertIn("A slope well above 1", text)
+
+    def test_runtimes_that_do_not_follow_it(self):
+        # at each ΔL the slow run and the fast run had the same late times
+        records = [record(10000.0, runtime, (late, 0)) for runtime, late in
+                   ((1.0e9, 1e6), (1.2e9, 1e6), (1.0e9, 3e6), (1.2e9, 3e6))]
+        spread = inject_stats.late_spread(records)
+        self.assertAlmostEqual(spread["slope"], 0.0)
+        self.assertAlmostEqual(spread["explained"], 0.0)
+        self.assertAlmostEqual(spread["residual_sd_ns"], (4 * 0.1e9 ** 2 / 2) ** 0.5)
+        self.assertIn("mostly not the host's stalls", "".join(report._late_spread_paragraph(spread)))
+
+    def test_a_slope_near_one(self):
+        records = [record(10000.0, 1.0e9 + late + noise, (late, 0))
+                   for late, noise in ((1e6, 1e4), (2e6, -1e4), (3e6, 1e4), (4e6, -1e4))]
+        spread = inject_stats.late_spread(records)
+        self.assertAlmostEqual(spread["slope"], 1.0, delta=0.02)
+        self.assertIn("A slope near 1", "".join(report._late_spread_paragraph(spread)))
+
+    def test_none_without_two_runs_at_some_delta(self):
+        self.assertIsNone(inject_stats.late_spread([record(10000.0, 1e9, (1e6, 0)), record(20000.0, 2e9, (2e6, 0))]))
+        # equal late times leave no line to fit
+        self.assertIsNone(inject_stats.late_spread([record(10000.0, t, (1e6, 0)) for t in (1e9, 2e9, 3e9)]))
+        self.assertEqual(report._late_spread_paragraph(None), [])
 
 
 class CheckInjectionTest(unittest.TestCase):
