@@ -9,11 +9,12 @@ from .runtime_records import RecordError
 
 USAGE = """llamp-campaign [options] -- APP [APP ARGS...]     run a campaign
        llamp-campaign resume DIR [--mode local|slurm]  finish the runs without a success
-       llamp-campaign report DIR [--trace-weights rounds|equal]
+       llamp-campaign report DIR [--trace-weights rounds|equal] [--noise-statistic mean|median]
                                                        the report (and the mean prediction's weights)
                                                        again from the records
        llamp-campaign repredict DIR [--schedgen-arg A] [--prediction-from every-trace|kept-trace]
-                                    [--trace-weights rounds|equal] [--[no-]first-use]
+                                    [--trace-weights rounds|equal] [--noise-statistic mean|median]
+                                    [--[no-]first-use]
                                                        graphs + analyses again from the traces, then the report
        llamp-campaign prepare DIR | run-slot DIR K     (steps, used by the Slurm jobs)"""
 
@@ -96,6 +97,9 @@ def run_parser():
     p.add_argument("--noise-duration", default="2s", help="how long each noise recording spins (default 2s)")
     p.add_argument("--noise-samples", type=int, default=32,
                    help="phases of the recordings `llamp analyze --noise` averages (default 32)")
+    p.add_argument("--noise-statistic", choices=report.NOISE_STATISTICS, default="mean",
+                   help="what the prediction with noise adds of the replay's samples: mean (default; the runs are "
+                        "judged by their means) or median (before stop 53)")
     p.add_argument("--params", help="use this LogGP parameter file instead of measuring one")
     p.add_argument("--trace", help="use this trace folder instead of tracing the app")
     p.add_argument("--param-runs", type=int, default=5, metavar="K",
@@ -247,7 +251,7 @@ def new_campaign(argv):
         max_trace_runs=_bound(max(args.trace_target, args.trace_floor_target), args.max_trace_runs, args.trace_runs, 3),
         no_prediction=args.no_prediction, core_limit=args.core_limit, core_retries=args.core_retries,
         core_wait_s=args.core_wait, noise_runs=args.noise_runs, noise_duration=args.noise_duration,
-        noise_samples=args.noise_samples, floor_target_pct=args.floor_target, inject_stats=not args.no_inject_stats,
+        noise_samples=args.noise_samples, noise_statistic=args.noise_statistic, floor_target_pct=args.floor_target, inject_stats=not args.no_inject_stats,
         max_reps=_bound(max(args.floor_target, args.trace_floor_target), args.max_reps, args.reps, 2),
         schedule=schedule.make_schedule(deltas, args.reps, args.seed))
     c.save()
@@ -380,6 +384,9 @@ def _main(argv):
     if command in ("repredict", "report"):
         p.add_argument("--trace-weights", choices=trace_weights.CHOICES, default=None,
                        help="replaces the campaign's choice how the mean prediction weighs the traced runs")
+        p.add_argument("--noise-statistic", choices=report.NOISE_STATISTICS, default=None,
+                       help="replaces the campaign's choice what the prediction with noise adds of the replay's "
+                            "samples (mean or median)")
     if command == "resume":
         p.add_argument("--mode", choices=["local", "slurm"], default="local")
         p.add_argument("--sbatch-arg", action="append", default=[])
@@ -396,6 +403,9 @@ def _main(argv):
     elif command == "report":
         if args.trace_weights is not None:
             c.trace_weights = args.trace_weights
+        if args.noise_statistic is not None:
+            c.noise_statistic = args.noise_statistic
+        if args.trace_weights is not None or args.noise_statistic is not None:
             c.save()
         ensemble.reweigh(c, _log)  # the mean's weights follow the runs recorded since (trace_weights.py)
         report.write(c, _log)
@@ -410,6 +420,8 @@ def _main(argv):
             c.first_use = args.first_use
         if args.trace_weights is not None:
             c.trace_weights = args.trace_weights
+        if args.noise_statistic is not None:
+            c.noise_statistic = args.noise_statistic
         c.save()
         try:
             prepare.repredict(c, _log)

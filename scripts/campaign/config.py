@@ -58,6 +58,7 @@ class Campaign:
     noise_runs: int = 3               # llamp-noise recordings (noise.py); 0: none
     noise_duration: str = "2s"        # how long each recording spins
     noise_samples: int = 32           # phases `llamp analyze --noise` averages
+    noise_statistic: str = "mean"     # report.py: the replay's samples' mean is added ("median": before stop 53)
     floor_target_pct: float = 0.0     # rounds.py: more rounds while the noise floor is above it; 0: off
     max_reps: int = 0                 # ... up to this many rounds in all
     inject_stats: bool = True         # LLAMP_INJECT_STATS in the runs at ΔL > 0 (inject_stats.py)

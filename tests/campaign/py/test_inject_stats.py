@@ -123,7 +123,7 @@ class DeliveryTest(unittest.TestCase):
 
     def test_replay_share_beside_the_late_releases(self):
         c = self.campaign_with_stats()
-        points = [{"L_ns": 2000.0 + d, "T_model_ns": 5e8, "T_noise_median_ns": 5e8 + added, "T_noise_mean_ns": 6e8}
+        points = [{"L_ns": 2000.0 + d, "T_model_ns": 5e8, "T_noise_mean_ns": 5e8 + added, "T_noise_median_ns": 6e8}
                   for d, added in ((0.0, 4e6), (10000.0, 6e6), (20000.0, 8e6))]
         with open(c.path("analysis-noise.json"), "w") as f:
             json.dump({"noise": {"files": [], "samples": 32, "lanes": [{"lane": 0, "fraction": 0.01}],

@@ -128,6 +128,21 @@ class LocalCampaignTest(unittest.TestCase):
         self.assertEqual([s["terms"] for s in noise["term_steps"]],
                          [["detours"], ["detours", "resume"], ["detours", "resume", "following"]])
         self.assertEqual(noise["term_steps"][-1]["rrmse"], noise["rrmse"])
+        # The replay's samples' mean is added (the runs are judged by their means), their median reported
+        # beside it; `report --noise-statistic median` judges by the median, from the same analysis.
+        self.assertEqual((noise["statistic"], noise["rrmse_other_statistic"]["statistic"]), ("mean", "median"))
+        with open(os.path.join(out, "analysis-noise.json")) as f:
+            points = json.load(f)["noise"]["points"]
+        added = {round(p["L_ns"] - report["L0_ns"], 1): p["T_noise_mean_ns"] - p["T_model_ns"] for p in points}
+        for row in report["per_delta"]:
+            self.assertAlmostEqual(row["predicted_noise_ns"] - row["predicted_ns"], added[round(row["delta_ns"], 1)],
+                                   delta=1)
+        campaign("report", out, "--noise-statistic", "median")
+        with open(os.path.join(out, "report.json")) as f:
+            by_median = json.load(f)["with_noise"]
+        self.assertEqual(by_median["statistic"], "median")
+        self.assertAlmostEqual(by_median["rrmse"], noise["rrmse_other_statistic"]["rrmse"], places=12)
+        campaign("report", out, "--noise-statistic", "mean")
         for step in noise["term_steps"]:
             self.assertGreaterEqual(step["rrmse"], 0, step)
             self.assertIn("predicted_slope", step)

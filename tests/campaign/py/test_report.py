@@ -126,10 +126,10 @@ class ReportTest(unittest.TestCase):
     def test_prediction_with_the_machine_noise(self):
         c = hand_made_campaign(self)
         self.assertIsNone(report.build(c)["with_noise"])  # no analysis-noise.json
-        # The median of the analyzer's noisy samples (T_model is its own T at L0 + ΔL, which may differ
+        # The mean of the analyzer's noisy samples (T_model is its own T at L0 + ΔL, which may differ
         # from the main curve in a ramp; only their difference is added to the main prediction):
-        # +4, +6, +8 ms. The mean is not used.
-        points = [{"L_ns": 2000.0 + d, "T_model_ns": 5e8, "T_noise_median_ns": 5e8 + added, "T_noise_mean_ns": 6e8}
+        # +4, +6, +8 ms. Their median, +1 ms everywhere, only in rrmse_other_statistic.
+        points = [{"L_ns": 2000.0 + d, "T_model_ns": 5e8, "T_noise_mean_ns": 5e8 + added, "T_noise_median_ns": 5.01e8}
                   for d, added in ((0.0, 4e6), (10000.0, 6e6), (20000.0, 8e6))]
         with open(c.path("analysis-noise.json"), "w") as f:
             json.dump({"noise": {"files": [c.path("noise-1.json"), c.path("noise-2.json")], "samples": 32,
@@ -147,6 +147,12 @@ class ReportTest(unittest.TestCase):
         self.assertAlmostEqual(n["mean_error_ns"], sum(errors) / 3, delta=1)
         self.assertAlmostEqual(n["predicted_slope"], 5750.0 + 200.0, places=6)
         self.assertEqual(n["files"], ["noise-1.json", "noise-2.json"])
+        self.assertEqual(n["statistic"], "mean")
+        # with the median: errors 0.01 - 0.001, 0.01 - 0.001, 0.005 - 0.001 s
+        median_rmse = math.sqrt((0.009e9 ** 2 * 2 + 0.004e9 ** 2) / 3)
+        self.assertEqual(n["rrmse_other_statistic"]["statistic"], "median")
+        self.assertAlmostEqual(n["rrmse_other_statistic"]["rrmse"], median_rmse / ((1.01e9 + 1.06e9 + 1.12e9) / 3),
+                               places=9)
         # The campaign is judged by the prediction with noise; LogGPS alone stays in `rrmse`.
         judged = r["judged"]
         self.assertEqual(judged["prediction"], "with the machine's noise")
@@ -168,13 +174,22 @@ class ReportTest(unittest.TestCase):
         self.assertIn("predicted_noise_ns,relative_error_noise", header)
         self.assertNotIn("resume cost", text)  # the recordings timed none
         self.assertNotIn("resume_extra_at_100us_ns", n)
+        self.assertIn(f"the mean of 32 phases, analysis-noise.json; with their median RRMSE "
+                      f"{100 * n['rrmse_other_statistic']['rrmse']:.2f} %", text)
+
+        # --noise-statistic median (llamp-campaign report DIR --noise-statistic median): the two swap
+        c.noise_statistic = "median"
+        m = report.build(c)["with_noise"]
+        self.assertEqual(m["statistic"], "median")
+        self.assertAlmostEqual(m["rrmse"], n["rrmse_other_statistic"]["rrmse"], places=12)
+        self.assertAlmostEqual(m["rrmse_other_statistic"]["rrmse"], n["rrmse"], places=12)
 
     def test_the_replays_terms_one_at_a_time(self):
         c = hand_made_campaign(self)
         files = [c.path("noise-1.json")]
 
         def write(name, terms, added):
-            points = [{"L_ns": 2000.0 + d, "T_model_ns": 5e8, "T_noise_median_ns": 5e8 + a, "T_noise_mean_ns": 5e8}
+            points = [{"L_ns": 2000.0 + d, "T_model_ns": 5e8, "T_noise_mean_ns": 5e8 + a, "T_noise_median_ns": 5e8}
                       for d, a in zip((0.0, 10000.0, 20000.0), added)]
             with open(c.path(name), "w") as f:
                 json.dump({"noise": {"files": files, "samples": 8, "terms": terms,
@@ -209,7 +224,7 @@ class ReportTest(unittest.TestCase):
 
     def test_resume_cost_of_the_noise_recordings_is_reported(self):
         c = hand_made_campaign(self)
-        points = [{"L_ns": 2000.0 + d, "T_model_ns": 5e8, "T_noise_median_ns": 5e8 + 1e6, "T_noise_mean_ns": 5e8}
+        points = [{"L_ns": 2000.0 + d, "T_model_ns": 5e8, "T_noise_mean_ns": 5e8 + 1e6, "T_noise_median_ns": 5e8}
                   for d in (0.0, 10000.0, 20000.0)]
         # lane 0: 500 ns extra after 30 µs, 1500 after 300 µs: 833.3 at 100 µs; lane 1 held at 400
         lanes = [{"lane": 0, "fraction": 0.01, "resume_extra_ns": [[0, 0], [30000, 500], [300000, 1500]]},
