@@ -865,7 +865,7 @@ def _late_spread_paragraph(spread):
     else:
         text += ("A slope near 1: a run's late releases add their own lateness to it, as releases on the "
                  "critical path do; the spread the line leaves is something else.")
-    return [text + " (docs/campaign.md, \"The injector's delivery\").", ""]
+    return [text[:-1] + " (docs/campaign.md, \"The injector's delivery\").", ""]
 
 
 def markdown(campaign, result):

@@ -172,6 +172,7 @@ class LateSpreadTest(unittest.TestCase):
         self.assertIn("slope 3.00 ± 0.00 (a run whose ranks released 1 ms later in all took 3.00 ms longer)", text)
         self.assertIn("accounts for 100 % of the runtimes' spread", text)
         self.assertIn("A slope well above 1", text)
+        self.assertIn("(the recordings) (docs/campaign.md, \"The injector's delivery\").", text)
 
     def test_runtimes_that_do_not_follow_it(self):
         # at each ΔL the slow run and the fast run had the same late times
