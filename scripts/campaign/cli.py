@@ -251,7 +251,8 @@ def new_campaign(argv):
         max_trace_runs=_bound(max(args.trace_target, args.trace_floor_target), args.max_trace_runs, args.trace_runs, 3),
         no_prediction=args.no_prediction, core_limit=args.core_limit, core_retries=args.core_retries,
         core_wait_s=args.core_wait, noise_runs=args.noise_runs, noise_duration=args.noise_duration,
-        noise_samples=args.noise_samples, noise_statistic=args.noise_statistic, floor_target_pct=args.floor_target, inject_stats=not args.no_inject_stats,
+        noise_samples=args.noise_samples, noise_statistic=args.noise_statistic, floor_target_pct=args.floor_target,
+        inject_stats=not args.no_inject_stats,
         max_reps=_bound(max(args.floor_target, args.trace_floor_target), args.max_reps, args.reps, 2),
         schedule=schedule.make_schedule(deltas, args.reps, args.seed))
     c.save()

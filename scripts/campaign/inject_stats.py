@@ -111,8 +111,8 @@ def late_spread(records):
     run's runtime over its late time (the sum of its ranks' lateness_total_ns), fitted to the
     deviations from each ΔL's own means, so that ΔL's effect on both is out of it.
 
-    A slope near 1 says the late releases themselves make the difference between runs (each one on
-    the critical path); a slope well above 1 says they mark the runs in which the host took the CPUs
+    A slope near 1 says a run's late releases add their own lateness to it (each one on the critical
+    path); a slope well above 1 says they mark the runs in which the host took the CPUs
     away more often, while they computed too: the spread between runs is then the host's, which a
     prediction can carry only on average. None where no two runs share a ΔL > 0 or their late times
     are all equal at every ΔL.
@@ -128,13 +128,13 @@ def late_spread(records):
         if r["status"] == "ok" and r["delta_ns"] > 0 and lines and r.get("runtime_ns") is not None:
             groups.setdefault(r["delta_ns"], []).append(
                 (float(sum(x["lateness_total_ns"] for x in lines)), float(r["runtime_ns"])))
-    pairs = []
+    pairs, deltas = [], 0
     for runs in groups.values():
         if len(runs) < 2:
             continue
+        deltas += 1
         mean_late, mean_runtime = stats.mean([x for x, _ in runs]), stats.mean([y for _, y in runs])
         pairs += [(x - mean_late, y - mean_runtime) for x, y in runs]
-    deltas = sum(1 for runs in groups.values() if len(runs) >= 2)
     sxx = sum(x * x for x, _ in pairs)
     syy = sum(y * y for _, y in pairs)
     dof = len(pairs) - deltas - 1

@@ -651,7 +651,7 @@ def _noise_paragraph(result):
              if added > 0 else "")
     return [f"**With this machine's noise: RRMSE {100 * n['rrmse']:.2f} %** (mean error {n['mean_error_ns'] / 1e9:+.5f} s"
             f"{slope}). {len(n['files'])} llamp-noise recordings ({', '.join(n['files'])}{added}; spinning CPUs lost {spread} "
-            f"of their time to detours) replayed by `llamp analyze --noise` (the {n.get('statistic', 'median')} "
+            f"of their time to detours) replayed by `llamp analyze --noise` (the {n['statistic']} "
             f"of {n['samples']} phases, analysis-noise.json{_other_statistic(n)}): every wait for another rank ends only after a detour that began during it and covers its end "
             f"(docs/analyzer.md, 'Machine noise'){_resume_sentence(n)}. The model above has no noise; the difference "
             f"is what the machine takes away from ranks that wait.{_term_steps_sentence(result)}", ""]
