@@ -863,6 +863,7 @@ void RankBuilder::handle_isend_irecv(const Event& e, uint64_t call_index, bool i
   }
   uint64_t c = flush_calc();
   if (is_send) {
+    first_use(e.peer, e.bytes, true, false);  // its cost is inside the call, counted already
     Ref s = make_send(e.comm, e.peer, e.tag, e.bytes, c, call_index, is_synchronous(e.call), &q.ack);
     if (s != kNone) q.ops.push_back(s);
   } else {
@@ -895,6 +896,7 @@ void RankBuilder::handle_start(const Event& e, uint64_t call_index) {
     }
     if (c == kNone) c = flush_calc();
     if (tmpl.is_send) {
+      first_use(tmpl.peer, tmpl.bytes, true, false);  // its cost is inside the MPI_Start*, counted already
       Ref s = make_send(tmpl.comm, tmpl.peer, tmpl.tag, tmpl.bytes, c, call_index, tmpl.sync, &tmpl.ack);
       if (s != kNone) tmpl.ops.push_back(s);
     } else {
@@ -953,8 +955,17 @@ void RankBuilder::charge_probe_overhead() {
 // it only inside calls whose time the graph models, so the graph charged the warm cost
 // (app_pingpong's graph 6-15 % below its own traced runs); llamp-loggp measures the cost per band.
 void RankBuilder::charge_first_use(int32_t peer, uint64_t bytes, bool send) {
+  if (!send && ctx_.options.completion_time) return;
+  const uint64_t ns = first_use(peer, bytes, send, true);
+  chain_.pending_calc_ns += ns;
+}
+
+// Counts the message in the bands it reaches and returns the share of their cost that the graph
+// charges (0 unless `charged`): a message warms the transport's buffers whether or not its cost is
+// in the trace already (the time inside MPI_Isend is), so the pair's later messages are warm.
+uint64_t RankBuilder::first_use(int32_t peer, uint64_t bytes, bool send, bool charged) {
   const std::vector<FirstUseBand>& bands = ctx_.options.first_use;
-  if (bands.empty() || (!send && ctx_.options.completion_time)) return;
+  if (bands.empty()) return 0;
   FirstUseCounts& counts = (send ? first_use_sent_ : first_use_received_)[peer];
   double cost = 0;
   const uint64_t s = ctx_.options.rendezvous_above_bytes;
@@ -967,11 +978,11 @@ void RankBuilder::charge_first_use(int32_t peer, uint64_t bytes, bool send) {
     ++counts[i];
     cost += send ? bands[i].send_ns : bands[i].recv_ns;
   }
-  const uint64_t ns = static_cast<uint64_t>(std::llround(cost));
-  if (ns == 0) return;
-  chain_.pending_calc_ns += ns;
+  const uint64_t ns = charged ? static_cast<uint64_t>(std::llround(cost)) : 0;
+  if (ns == 0) return 0;
   ++(send ? ctx_.stats.first_use_sends : ctx_.stats.first_use_recvs);
   ctx_.stats.first_use_ns += ns;
+  return ns;
 }
 
 void RankBuilder::on_event(const Event& e, uint64_t call_index) {
@@ -1093,19 +1104,56 @@ void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, co
     ++ctx_.stats.collective_overhead_calls;
   }
   uint64_t c = flush_calc();
-  op_vertices.assign(schedule.ops.size(), kNone);
-  for (uint32_t k = 0; k < schedule.ops.size(); ++k) {
+  const uint32_t n = static_cast<uint32_t>(schedule.ops.size());
+  // Without an asynchronous progress thread, how many passes of the progress engine an operation
+  // of a nonblocking collective waits for before it can start (release_progress_gates).
+  const bool gated = !blocking && !alone && !ctx_.options.async_progress;
+  std::vector<uint32_t> level(n, 0);
+  if (gated)
+    for (uint32_t k = 0; k < n; ++k) {
+      const CollOp& op = schedule.ops[k];
+      for (uint32_t d : schedule.deps_of(k))
+        level[k] = std::max(level[k], level[d] + (schedule.ops[d].is_send ? 0 : 1));
+      if (!op.is_send && op.bytes > ctx_.options.rendezvous_above_bytes) ++level[k];
+    }
+  // Where an operation's predecessors attach (entry) and what its successors wait for (exit): the
+  // operation's vertex, or the calc of its share of the transport's first use before a send or
+  // after a receive (Options::first_use). A nonblocking collective's first sends leave inside the
+  // call that started it, whose time is computation already; its later sends leave in a pass of
+  // the progress engine, like its receives' copies out, which the graph models with warm costs.
+  // The receive's share is CPU time of the pass after its arrival, gated like what waits for it.
+  // With --completion-time a collective's time after its messages comes from the trace.
+  std::vector<uint64_t>& entry = coll_entry_;
+  std::vector<uint64_t>& exit = coll_exit_;
+  entry.assign(n, kNone);
+  exit.assign(n, kNone);
+  std::vector<std::pair<uint32_t, uint64_t>>& gated_copies = coll_gated_copies_;  // (level, calc)
+  gated_copies.clear();
+  const bool charge_first_use = !ctx_.options.completion_time;
+  op_vertices.assign(n, kNone);
+  for (uint32_t k = 0; k < n; ++k) {
     const CollOp& op = schedule.ops[k];
-    uint32_t peer = static_cast<uint32_t>(members[op.peer]);
-    uint64_t v = op.is_send ? sink_.send(rank_, op.bytes, peer, tag) : sink_.recv(rank_, op.bytes, peer, tag);
-    op_vertices[k] = v;
+    const int32_t peer = members[op.peer];
+    uint64_t v = op.is_send ? sink_.send(rank_, op.bytes, static_cast<uint32_t>(peer), tag)
+                            : sink_.recv(rank_, op.bytes, static_cast<uint32_t>(peer), tag);
+    op_vertices[k] = entry[k] = exit[k] = v;
+    const uint64_t first_use_ns =
+        first_use(peer, op.bytes, op.is_send, charge_first_use && (!op.is_send || blocking || level[k] > 0));
+    if (first_use_ns > 0 && op.is_send) {
+      entry[k] = sink_.calc(rank_, first_use_ns);
+      sink_.requires_edge(rank_, v, entry[k]);
+    } else if (first_use_ns > 0) {
+      exit[k] = sink_.calc(rank_, first_use_ns);
+      sink_.requires_edge(rank_, exit[k], v);
+      if (gated) gated_copies.emplace_back(level[k] + 1, exit[k]);
+    }
     auto deps = schedule.deps_of(k);
-    if (deps.empty()) sink_.requires_edge(rank_, v, c);
-    for (uint32_t d : deps) sink_.requires_edge(rank_, v, op_vertices[d]);
+    if (deps.empty()) sink_.requires_edge(rank_, entry[k], c);
+    for (uint32_t d : deps) sink_.requires_edge(rank_, entry[k], exit[d]);
   }
   std::vector<uint32_t> exits = schedule.exits();
   if (blocking) {
-    for (uint32_t k : exits) chain_.pending_req.push_back(op_vertices[k]);
+    for (uint32_t k : exits) chain_.pending_req.push_back(exit[k]);
     if (exits.empty()) chain_.pending_req.push_back(c);
     count_initiation_time(e, alone);
     return;
@@ -1113,19 +1161,16 @@ void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, co
   // Nonblocking: the next computation starts once the collective has started; the completion
   // waits for its last operations. What waits for one of its receives waits for progress too, and
   // so does a receive above S, whose handshake needs a pass after it was issued.
-  std::vector<uint32_t> level(schedule.ops.size(), 0);  // passes of the progress engine before it can start
-  if (!alone && !ctx_.options.async_progress) {
+  if (gated) {
     GatedCollective gc;
     gc.last_call = call_index;
-    for (uint32_t k = 0; k < schedule.ops.size(); ++k) {
-      const CollOp& op = schedule.ops[k];
-      for (uint32_t d : schedule.deps_of(k))
-        level[k] = std::max(level[k], level[d] + (schedule.ops[d].is_send ? 0 : 1));
-      if (!op.is_send && op.bytes > ctx_.options.rendezvous_above_bytes) ++level[k];
-      if (level[k] == 0) continue;
-      if (gc.levels.size() < level[k]) gc.levels.resize(level[k]);
-      gc.levels[level[k] - 1].push_back(op_vertices[k]);
-    }
+    const auto gate = [&gc](uint32_t at, uint64_t v) {
+      if (gc.levels.size() < at) gc.levels.resize(at);
+      gc.levels[at - 1].push_back(v);
+    };
+    for (uint32_t k = 0; k < n; ++k)
+      if (level[k] > 0) gate(level[k], entry[k]);
+    for (auto [at, v] : gated_copies) gate(at, v);
     if (!gc.levels.empty()) progress_gated_.push_back(std::move(gc));
   }
   Request q;
@@ -1133,12 +1178,12 @@ void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, co
   for (uint32_t k = 0; k < schedule.ops.size(); ++k) {
     if (schedule.ops[k].dep_count != 0) continue;
     if (level[k] == 0)
-      chain_.pending_ireq.push_back(op_vertices[k]);
+      chain_.pending_ireq.push_back(entry[k]);
     else
       starts_later = true;  // waiting for its start would wait for the call that releases it: a cycle
   }
   if (chain_.pending_ireq.empty() || starts_later) chain_.pending_req.push_back(c);
-  for (uint32_t k : exits) q.ops.push_back(op_vertices[k]);
+  for (uint32_t k : exits) q.ops.push_back(exit[k]);
   if (q.ops.empty()) q.ops.push_back(c);
   q.active = true;
   bool inserted;

@@ -199,6 +199,9 @@ class RankBuilder {
   // Options::first_use: adds the sender's (send) or receiver's share of a message's first-use cost
   // to the pending computation, and counts the message in the bands it reaches.
   void charge_first_use(int32_t peer, uint64_t bytes, bool send);
+  // Counts the message in the bands it reaches; returns the share of their cost that is charged
+  // (0 unless `charged`), counted in the statistics.
+  uint64_t first_use(int32_t peer, uint64_t bytes, bool send, bool charged);
   // Options::cold_handshake_ns: the calc of that cost after `gate` (made once per gate).
   uint64_t cold_handshake_after(uint64_t gate);
 
@@ -305,6 +308,10 @@ class RankBuilder {
   std::vector<uint64_t> completion_recvs_;
   std::vector<uint32_t> done_records_;  // complete()'s scratch
   std::vector<uint64_t> done_vertices_;
+  // on_collective's scratch: each operation's entry and exit vertex, and the gated calcs of the
+  // receives' first use (progress level, vertex).
+  std::vector<uint64_t> coll_entry_, coll_exit_;
+  std::vector<std::pair<uint32_t, uint64_t>> coll_gated_copies_;
 };
 
 }  // namespace llamp::schedgen

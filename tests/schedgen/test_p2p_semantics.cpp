@@ -586,6 +586,26 @@ TEST(SchedgenP2P, FirstUseOfTheTransportChargesThePairsFirstMessages) {
   EXPECT_EQ(timed.first_use_recvs, 0u);
 }
 
+// A nonblocking send's cost is inside the call, counted already; it still warms the pair's
+// buffers, so a blocking send after it is not charged again.
+TEST(SchedgenP2P, FirstUseCountsNonblockingSends) {
+  TraceSpec t(2);
+  t[0].isend(1, 0, 512, 1);
+  t[0].compute(10).wait(Call::Wait, {1}, {{1}});
+  t[0].compute(10).send(1, 0, 512);
+  t[0].compute(10);
+  t[1].recv(0, 0, 512, 0, 0);
+  t[1].compute(5).recv(0, 0, 512, 0, 0);
+  t[1].compute(5);
+  Options with;
+  with.first_use = {{64, 1, 100, 10}, {4096, 1, 1000, 200}};
+  Stats st;
+  build_graph(t.write("first_use_isend"), with, &st);
+  EXPECT_EQ(st.first_use_sends, 0u);
+  EXPECT_EQ(st.first_use_recvs, 1u);  // the first receive only
+  EXPECT_EQ(st.first_use_ns, 210u);
+}
+
 // An MPI_Improbe loop looks before it progresses, like MPI_Iprobe: the message it found is noticed
 // one and a half polling periods after it arrived; an MPI_Test loop half a period. Like an
 // MPI_Iprobe loop's, its receive counts as posted where the loop began, beside the loop's own

@@ -157,7 +157,7 @@ struct Stats {
   uint64_t completion_untimed = 0;         // ... calls whose messages' send times the trace did not give
   uint64_t collective_overhead_calls = 0;  // blocking collective calls charged collective_overhead_ns (per rank)
   uint64_t probe_overhead_calls = 0;       // blocking probes charged probe_overhead_ns
-  uint64_t first_use_sends = 0;            // blocking sends charged a first use of the transport
+  uint64_t first_use_sends = 0;            // sends charged a first use of the transport (blocking, collectives')
   uint64_t first_use_recvs = 0;            // receives charged one
   uint64_t first_use_ns = 0;               // what they were charged (all ranks)
   uint64_t progress_gated_ops = 0;         // nonblocking collectives' operations that wait for the next MPI call
