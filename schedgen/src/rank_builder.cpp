@@ -962,10 +962,12 @@ void RankBuilder::charge_first_use(int32_t peer, uint64_t bytes, bool send) {
 
 // Counts the message in the bands it reaches and returns the share of their cost that the graph
 // charges (0 unless `charged`): a message warms the transport's buffers whether or not its cost is
-// in the trace already (the time inside MPI_Isend is), so the pair's later messages are warm.
+// in the trace already (the time inside MPI_Isend is), so the pair's later messages are warm. A
+// rank's messages to itself never reach the transport (MPICH copies them; app_nhalo's periodic
+// neighbors include the rank itself).
 uint64_t RankBuilder::first_use(int32_t peer, uint64_t bytes, bool send, bool charged) {
   const std::vector<FirstUseBand>& bands = ctx_.options.first_use;
-  if (bands.empty()) return 0;
+  if (bands.empty() || peer == static_cast<int32_t>(rank_)) return 0;
   FirstUseCounts& counts = (send ? first_use_sent_ : first_use_received_)[peer];
   double cost = 0;
   const uint64_t s = ctx_.options.rendezvous_above_bytes;

@@ -587,9 +587,13 @@ TEST(SchedgenP2P, FirstUseOfTheTransportChargesThePairsFirstMessages) {
 }
 
 // A nonblocking send's cost is inside the call, counted already; it still warms the pair's
-// buffers, so a blocking send after it is not charged again.
+// buffers, so a blocking send after it is not charged again. A rank's messages to itself never
+// reach the transport.
 TEST(SchedgenP2P, FirstUseCountsNonblockingSends) {
   TraceSpec t(2);
+  t[0].isend(0, 0, 512, 2);
+  t[0].recv(0, 0, 512, 0, 0);
+  t[0].compute(10).wait(Call::Wait, {2}, {{2}});
   t[0].isend(1, 0, 512, 1);
   t[0].compute(10).wait(Call::Wait, {1}, {{1}});
   t[0].compute(10).send(1, 0, 512);
