@@ -190,7 +190,7 @@ void run(const CliArgs& a) {
     fmt::print("  {} blocking probe(s): {} ns of computation added after each probed message's arrival\n",
                st.probe_overhead_calls, opts.probe_overhead_ns);
   if (st.first_use_sends || st.first_use_recvs)
-    fmt::print("  the transport's first use: {} blocking send(s) and {} receive(s) charged {:.3f} ms of computation\n",
+    fmt::print("  the transport's first use: {} send(s) and {} receive(s) charged {:.3f} ms of computation\n",
                st.first_use_sends, st.first_use_recvs, static_cast<double>(st.first_use_ns) / 1e6);
   if (st.proc_null_ops) fmt::print("  {} MPI_PROC_NULL operation(s) left out\n", st.proc_null_ops);
   if (st.failed_calls) fmt::print("  {} call(s) that returned an MPI error skipped\n", st.failed_calls);
