@@ -1110,7 +1110,8 @@ void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, co
   // Without an asynchronous progress thread, how many passes of the progress engine an operation
   // of a nonblocking collective waits for before it can start (release_progress_gates).
   const bool gated = !blocking && !alone && !ctx_.options.async_progress;
-  std::vector<uint32_t> level(n, 0);
+  std::vector<uint32_t>& level = coll_level_;
+  level.assign(n, 0);
   if (gated)
     for (uint32_t k = 0; k < n; ++k) {
       const CollOp& op = schedule.ops[k];
@@ -1131,7 +1132,7 @@ void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, co
   exit.assign(n, kNone);
   std::vector<std::pair<uint32_t, uint64_t>>& gated_copies = coll_gated_copies_;  // (level, calc)
   gated_copies.clear();
-  const bool charge_first_use = !ctx_.options.completion_time;
+  const bool first_use_charged = !ctx_.options.completion_time;
   op_vertices.assign(n, kNone);
   for (uint32_t k = 0; k < n; ++k) {
     const CollOp& op = schedule.ops[k];
@@ -1140,7 +1141,7 @@ void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, co
                             : sink_.recv(rank_, op.bytes, static_cast<uint32_t>(peer), tag);
     op_vertices[k] = entry[k] = exit[k] = v;
     const uint64_t first_use_ns =
-        first_use(peer, op.bytes, op.is_send, charge_first_use && (!op.is_send || blocking || level[k] > 0));
+        first_use(peer, op.bytes, op.is_send, first_use_charged && (!op.is_send || blocking || level[k] > 0));
     if (first_use_ns > 0 && op.is_send) {
       entry[k] = sink_.calc(rank_, first_use_ns);
       sink_.requires_edge(rank_, v, entry[k]);

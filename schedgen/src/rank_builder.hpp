@@ -308,8 +308,9 @@ class RankBuilder {
   std::vector<uint64_t> completion_recvs_;
   std::vector<uint32_t> done_records_;  // complete()'s scratch
   std::vector<uint64_t> done_vertices_;
-  // on_collective's scratch: each operation's entry and exit vertex, and the gated calcs of the
-  // receives' first use (progress level, vertex).
+  // on_collective's scratch: each operation's progress level, entry and exit vertex, and the
+  // gated calcs of the receives' first use (progress level, vertex).
+  std::vector<uint32_t> coll_level_;
   std::vector<uint64_t> coll_entry_, coll_exit_;
   std::vector<std::pair<uint32_t, uint64_t>> coll_gated_copies_;
 };
