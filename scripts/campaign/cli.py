@@ -3,8 +3,8 @@ import argparse
 import os
 import sys
 
-from . import (config, cores, ensemble, environment, noise, prediction, prepare, rejudge, report, rounds, runs,
-               schedule, slurm, trace_weights, units)
+from . import (config, cores, ensemble, environment, noise, prediction, prepare, quiet_gate, rejudge, report, rounds,
+               runs, schedule, slurm, trace_weights, units)
 from .runtime_records import RecordError
 
 USAGE = """llamp-campaign [options] -- APP [APP ARGS...]     run a campaign
@@ -100,6 +100,17 @@ def run_parser():
     p.add_argument("--noise-statistic", choices=report.NOISE_STATISTICS, default="mean",
                    help="what the prediction with noise adds of the replay's samples: mean (default; the runs are "
                         "judged by their means) or median (before stop 53)")
+    p.add_argument("--quiet-gate", type=float, default=0.0, metavar="PCT",
+                   help="local mode: before the preparation and every round, spin llamp-noise on the ranks' CPUs for "
+                        "--quiet-gate-probe and wait while some CPU loses more than PCT %% of it to detours (a VM's "
+                        "host in a noisy spell), probing every --quiet-gate-pause seconds for at most "
+                        "--quiet-gate-wait; every probe goes to quiet-gate.csv (default 0: off)")
+    p.add_argument("--quiet-gate-wait", type=float, default=300.0, metavar="S",
+                   help="most seconds the quiet gate waits before a round runs anyway (default 300)")
+    p.add_argument("--quiet-gate-pause", type=float, default=10.0, metavar="S",
+                   help="seconds between the quiet gate's probes (default 10)")
+    p.add_argument("--quiet-gate-probe", default="300ms", metavar="TIME",
+                   help="how long each quiet-gate probe spins (default 300ms)")
     p.add_argument("--params", help="use this LogGP parameter file instead of measuring one")
     p.add_argument("--trace", help="use this trace folder instead of tracing the app")
     p.add_argument("--param-runs", type=int, default=5, metavar="K",
@@ -192,8 +203,15 @@ def new_campaign(argv):
                          "on Slurm raise --reps instead")
     try:
         units.parse_time_ns(args.noise_duration, "--noise-duration")
+        if units.parse_time_ns(args.quiet_gate_probe, "--quiet-gate-probe") <= 0:
+            raise units.UnitError("--quiet-gate-probe must be positive")
     except units.UnitError as e:
         raise SystemExit(f"llamp-campaign: {e}")
+    if min(args.quiet_gate, args.quiet_gate_wait, args.quiet_gate_pause) < 0:
+        raise SystemExit("llamp-campaign: --quiet-gate, --quiet-gate-wait and --quiet-gate-pause must not be negative")
+    if args.quiet_gate > 0 and args.mode == "slurm":
+        raise SystemExit("llamp-campaign: --quiet-gate waits before each round of a local campaign; on Slurm the "
+                         "rounds are jobs the scheduler starts")
     if args.core_retries < 0 or args.core_wait < 0:
         raise SystemExit("llamp-campaign: --core-retries and --core-wait must not be negative")
     if args.core_limit not in ("auto", "off"):
@@ -226,6 +244,8 @@ def new_campaign(argv):
         _log("note: llamp-coreprobe not found in the build: the cores are not probed (--core-limit off)")
     if args.noise_runs > 0 and not tools.noise:
         _log("note: llamp-noise not found in the build: no prediction with the machine's noise (--noise-runs 0)")
+    if args.quiet_gate > 0 and not tools.noise:
+        _log("note: llamp-noise not found in the build: no quiet gate (--quiet-gate 0)")
     app[0] = config.resolve_program(app[0])
     out = os.path.abspath(args.out or f"campaign-{os.path.basename(app[0])}-{args.ranks}r")
     if os.path.exists(os.path.join(out, config.CONFIG_NAME)):
@@ -252,7 +272,8 @@ def new_campaign(argv):
         no_prediction=args.no_prediction, core_limit=args.core_limit, core_retries=args.core_retries,
         core_wait_s=args.core_wait, noise_runs=args.noise_runs, noise_duration=args.noise_duration,
         noise_samples=args.noise_samples, noise_statistic=args.noise_statistic, floor_target_pct=args.floor_target,
-        inject_stats=not args.no_inject_stats,
+        inject_stats=not args.no_inject_stats, quiet_gate_pct=args.quiet_gate, quiet_gate_wait_s=args.quiet_gate_wait,
+        quiet_gate_pause_s=args.quiet_gate_pause, quiet_gate_probe=args.quiet_gate_probe,
         max_reps=_bound(max(args.floor_target, args.trace_floor_target), args.max_reps, args.reps, 2),
         schedule=schedule.make_schedule(deltas, args.reps, args.seed))
     c.save()
@@ -308,6 +329,8 @@ def run_local(c):
     # Parameter launches after the first likewise (the host drifts: prepare.interleaved_parameter_slots).
     params_interleave = (not c.given_params and c.param_runs > 1
                          and not all(os.path.exists(c.path(f"params-{k}.json")) for k in range(1, c.param_runs + 1)))
+    if not runs.load_records(c):  # a resumed campaign is past its preparation
+        quiet_gate.wait_for_quiet(c, "preparation", _log)
     prepare_step(c, first_trace_only=interleave, first_noise_only=noise_interleave,
                  first_params_only=params_interleave)
     traces_before = prepare.interleaved_trace_slots(c) if interleave else {}
@@ -318,7 +341,13 @@ def run_local(c):
          + (f", noise recordings 2..{c.noise_runs} among them" if noise_interleave else "")
          + (f", parameter launches 2..{c.param_runs} among them" if params_interleave else ""))
     try:
+        records = runs.load_records(c)
+        gated = set()
         for s in c.schedule:
+            # The quiet gate before every round that still has runs to make (rounds.gate_round).
+            if s.round not in gated:
+                gated.add(s.round)
+                rounds.gate_round(c, [x for x in c.schedule if x.round == s.round], records, _log)
             for k in traces_before.get(s.slot, []):
                 prepare.trace_once(c, k, _log)
             for k in noise_before.get(s.slot, []):

@@ -61,6 +61,10 @@ class Campaign:
     noise_statistic: str = "mean"     # report.py: the replay's samples' mean is added ("median": before stop 53)
     floor_target_pct: float = 0.0     # rounds.py: more rounds while the noise floor is above it; 0: off
     max_reps: int = 0                 # ... up to this many rounds in all
+    quiet_gate_pct: float = 0.0       # quiet_gate.py: wait before a round while a CPU loses more; 0: off
+    quiet_gate_wait_s: float = 300.0  # ... for at most this long, then run it anyway
+    quiet_gate_pause_s: float = 10.0  # ... probing again this often
+    quiet_gate_probe: str = "300ms"   # how long each probe spins
     inject_stats: bool = True         # LLAMP_INJECT_STATS in the runs at ΔL > 0 (inject_stats.py)
     schedule: list = field(default_factory=list)
 

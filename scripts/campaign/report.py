@@ -8,7 +8,7 @@ import statistics
 
 from . import prediction as prediction_mod
 from . import prepare
-from . import ensemble, inject_stats, noise, rounds, runs, stats, t0_split, trace_weights, units
+from . import ensemble, inject_stats, noise, quiet_gate, rounds, runs, stats, t0_split, trace_weights, units
 
 
 def _prediction(campaign, name="analysis.json"):
@@ -371,6 +371,7 @@ def build(campaign):
         # after _with_noise, which gives the rows the replay's prediction
         "injector_delivery": inject_stats.per_delta(records, rows),
         "injector_late_spread": inject_stats.late_spread(records),
+        "quiet_gate": quiet_gate.summary(campaign),
     }
     traced = _traced_runs(campaign)
     result["traced_runtime_ns"] = traced.get("traced_runtime_ns")
@@ -885,6 +886,7 @@ def markdown(campaign, result):
         lines += [f"Noise floor: an exact prediction would still show RRMSE "
                   f"{100 * result['rrmse_noise_floor']:.2f} % from the run-to-run spread of the measured means "
                   f"(√(mean of std²/n) / mean); more runs per ΔL lower it.{_rounds_sentence(result)}", ""]
+        lines += quiet_gate.paragraph(result.get("quiet_gate"))
         lines += _prediction_paragraph(result)
         traces_floor = (result.get("per_trace_prediction") or {}).get("rrmse_prediction_floor")
         lines += [f"**Beyond the noise: RRMSE {100 * judged['rrmse_beyond_noise']:.2f} %**, √(max(0, RRMSE² − "

@@ -27,7 +27,7 @@ prediction with noise replays the machine of the whole campaign, not of its firs
 """
 import math
 
-from . import ensemble, noise, prepare, runs, schedule, stats
+from . import ensemble, noise, prepare, quiet_gate, runs, schedule, stats
 
 
 def rounds_in(slots):
@@ -121,6 +121,12 @@ def _traces_floor_text(floor):
     return "unknown" if floor is None else f"{100 * floor:.2f} %"
 
 
+def gate_round(campaign, slots, records, log):
+    """The quiet gate (quiet_gate.py) before a round whose slots are not all done."""
+    if quiet_gate.enabled(campaign) and not all(runs.slot_done(records, s.slot) for s in slots):
+        quiet_gate.wait_for_quiet(campaign, f"round {slots[0].round + 1}", log)
+
+
 def run_until_floor(campaign, log):
     """Local mode: rounds after the planned ones while the noise floor is above --floor-target or the
     traces' floor above --trace-floor-target (up to max_reps), each with the traced runs the
@@ -168,6 +174,7 @@ def run_until_floor(campaign, log):
                      else f"noise recordings {recordings[0]}..{recordings[-1]}")
             why.append(f"{which} among its runs (--noise-runs {campaign.noise_runs} per {campaign.reps} rounds)")
         log(f"{'; '.join(why)}: round {new[0].round + 1} of at most {campaign.max_reps}")
+        gate_round(campaign, new, runs.load_records(campaign), log)
         before = {}
         for i in range(traces):  # evenly among the round's runs, the first before its first run
             before.setdefault(new[min(len(new) - 1, i * len(new) // traces)].slot, []).append(first + i)

@@ -299,5 +299,36 @@ class TracesInStepTest(unittest.TestCase):
                           "campaign's time", f.read())
 
 
+class QuietGateTest(unittest.TestCase):
+    def test_probes_before_the_preparation_and_every_round(self):
+        """--quiet-gate 100: every probe passes (no CPU loses more than all of its spin), so the gate
+        probes once per gate with the real llamp-noise, before the preparation, the two planned
+        rounds and the one --floor-target adds, each before that round's first run."""
+        d = temp_dir(self)
+        out = os.path.join(d, "c")
+        campaign("--build-dir", BUILD_DIR, "-n", "2", "--delta-l", "0", "--reps", "2", "--core-limit", "off",
+                 "--floor-target", "0.0001", "--max-reps", "3", "--trace-runs", "1", "--noise-runs", "1",
+                 "--params", hand_made_params(d), "--quiet-gate", "100", "--quiet-gate-probe", "50ms",
+                 "--injector-prefix", "", "-o", out, "--", TEST_APP, "--compute-ms", "5", "--iterations", "5")
+        with open(os.path.join(out, "quiet-gate.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual([r["label"] for r in rows], ["preparation", "round 1", "round 2", "round 3"])
+        self.assertEqual({r["outcome"] for r in rows}, {"quiet"})
+        for r in rows:
+            lost = [float(x) for x in r["lost_per_rank_pct"].split(";")]
+            self.assertEqual(len(lost), 2)
+            self.assertTrue(all(0 <= x < 100 for x in lost), lost)
+            self.assertEqual(float(r["lost_max_pct"]), max(lost))
+        records = list(report_records(out))
+        for k in (1, 2, 3):
+            first_run = min(x["started_unix"] for x in records if x["round"] == k - 1)
+            self.assertLessEqual(float(rows[k]["unix_time"]), first_run)
+        with open(os.path.join(out, "report.json")) as f:
+            gate = json.load(f)["quiet_gate"]
+        self.assertEqual((gate["gates"], gate["probes"], gate["gates_that_waited"], gate["timed_out"]), (4, 4, 0, 0))
+        with open(os.path.join(out, "report.md")) as f:
+            self.assertIn("Quiet gate (`--quiet-gate 100`; docs/campaign.md, 'The quiet gate'): 4 gates", f.read())
+
+
 if __name__ == "__main__":
     unittest.main()
