@@ -5,9 +5,9 @@ seconds, then runs the round anyway. Every probe is a row of quiet-gate.csv and 
 how many rounds waited, how long, and how many ran without the machine coming quiet.
 
 Why: a VM's host runs in spells. On the 2-vCPU AMD VM of stop 55, llamp-noise recordings lost
-4.6-7.5 % of their spin to detours in quiet minutes and 10-35 % in noisy ones (25-70 stalls of
+4.6-8.5 % of their spin to detours in quiet minutes and 10-35 % in noisy ones (14-74 stalls of
 more than 1 ms a second per vCPU), and app_halo2d's rounds took 0.84-0.90 s in the quiet minutes
-and up to 2 s in the noisy ones: a CV of 24-32 % per ΔL over 24 rounds, a noise floor of 5.8 %
+and up to 2.07 s in the noisy ones: a CV of 24-32 % per ΔL over 24 rounds, a noise floor of 5.8 %
 that no prediction can get under. Waiting a noisy spell out controls the noise where it comes
 from, as a benchmarker who checks a node before timing on it does; it gates rounds, not runs, and
 whole rounds alike, so no ΔL is favoured and nothing measured is thrown away.
@@ -33,13 +33,9 @@ def enabled(campaign):
 
 def lost_fractions(recording):
     """Each rank's share of the spin spent in detours, from a llamp-noise recording (a dict)."""
-    duration = recording["duration_ns"]
-    out = []
-    for rank in recording["ranks"]:
-        detours = rank.get("detours", [])
-        lengths = [d[1] for d in detours] if detours and isinstance(detours[0], list) else detours[1::2]
-        out.append(sum(lengths) / duration if duration > 0 else 0.0)
-    return out
+    duration = recording["duration_ns"]  # detours are [start, length] pairs (docs/FORMATS.md)
+    return [sum(length for _, length in rank.get("detours", [])) / duration if duration > 0 else 0.0
+            for rank in recording["ranks"]]
 
 
 def probe(campaign):
