@@ -111,6 +111,14 @@ def run_parser():
                    help="seconds between the quiet gate's probes (default 10)")
     p.add_argument("--quiet-gate-probe", default="300ms", metavar="TIME",
                    help="how long each quiet-gate probe spins (default 300ms)")
+    p.add_argument("--quiet-gate-throughput", default="200ms", metavar="TIME",
+                   help="then how long it times slices of llamp-noise's throughput kernel (default 200ms; 0s: not)")
+    p.add_argument("--quiet-gate-slowdown", type=float, default=6.0, metavar="PCT",
+                   help="the quiet gate also waits while a rank's median slice is more than PCT %% slower than that "
+                        "rank's fastest probe of the campaign (a busy sibling on the host's core; default 6; 0: off)")
+    p.add_argument("--quiet-gate-every", choices=["round", "launch"], default="round",
+                   help="gate before every round (default) or before every launch among them: runs, traced runs, "
+                        "noise recordings, parameter launches (spells that begin mid-round)")
     p.add_argument("--params", help="use this LogGP parameter file instead of measuring one")
     p.add_argument("--trace", help="use this trace folder instead of tracing the app")
     p.add_argument("--param-runs", type=int, default=5, metavar="K",
@@ -205,10 +213,13 @@ def new_campaign(argv):
         units.parse_time_ns(args.noise_duration, "--noise-duration")
         if units.parse_time_ns(args.quiet_gate_probe, "--quiet-gate-probe") <= 0:
             raise units.UnitError("--quiet-gate-probe must be positive")
+        if units.parse_time_ns(args.quiet_gate_throughput, "--quiet-gate-throughput") < 0:
+            raise units.UnitError("--quiet-gate-throughput must not be negative")
     except units.UnitError as e:
         raise SystemExit(f"llamp-campaign: {e}")
-    if min(args.quiet_gate, args.quiet_gate_wait, args.quiet_gate_pause) < 0:
-        raise SystemExit("llamp-campaign: --quiet-gate, --quiet-gate-wait and --quiet-gate-pause must not be negative")
+    if min(args.quiet_gate, args.quiet_gate_wait, args.quiet_gate_pause, args.quiet_gate_slowdown) < 0:
+        raise SystemExit("llamp-campaign: --quiet-gate, --quiet-gate-wait, --quiet-gate-pause and "
+                         "--quiet-gate-slowdown must not be negative")
     if args.quiet_gate > 0 and args.mode == "slurm":
         raise SystemExit("llamp-campaign: --quiet-gate waits before each round of a local campaign; on Slurm the "
                          "rounds are jobs the scheduler starts")
@@ -274,6 +285,8 @@ def new_campaign(argv):
         noise_samples=args.noise_samples, noise_statistic=args.noise_statistic, floor_target_pct=args.floor_target,
         inject_stats=not args.no_inject_stats, quiet_gate_pct=args.quiet_gate, quiet_gate_wait_s=args.quiet_gate_wait,
         quiet_gate_pause_s=args.quiet_gate_pause, quiet_gate_probe=args.quiet_gate_probe,
+        quiet_gate_throughput=args.quiet_gate_throughput, quiet_gate_slowdown_pct=args.quiet_gate_slowdown,
+        quiet_gate_every=args.quiet_gate_every,
         max_reps=_bound(max(args.floor_target, args.trace_floor_target), args.max_reps, args.reps, 2),
         schedule=schedule.make_schedule(deltas, args.reps, args.seed))
     c.save()
@@ -349,11 +362,15 @@ def run_local(c):
                 gated.add(s.round)
                 rounds.gate_round(c, [x for x in c.schedule if x.round == s.round], records, _log)
             for k in traces_before.get(s.slot, []):
+                quiet_gate.gate_launch(c, f"traced run {k}", _log, not prepare.trace_done(c, k))
                 prepare.trace_once(c, k, _log)
             for k in noise_before.get(s.slot, []):
+                quiet_gate.gate_launch(c, f"noise recording {k}", _log, not noise.recording_done(c, k))
                 noise.record_once(c, k, _log)
             for k in params_before.get(s.slot, []):
+                quiet_gate.gate_launch(c, f"parameter launch {k}", _log, not prepare.parameter_launch_done(c, k))
                 prepare.parameter_launch_once(c, k, _log)
+            rounds.gate_slot(c, s, _log)
             runs.run_slot(c, s, _log)
         rounds.run_until_floor(c, _log)
         if interleave:

@@ -65,6 +65,9 @@ class Campaign:
     quiet_gate_wait_s: float = 300.0  # ... for at most this long, then run it anyway
     quiet_gate_pause_s: float = 10.0  # ... probing again this often
     quiet_gate_probe: str = "300ms"   # how long each probe spins
+    quiet_gate_throughput: str = "200ms"  # ... then times throughput slices (0s: not)
+    quiet_gate_slowdown_pct: float = 6.0  # ... and waits while a rank's slices are this much slower than its fastest
+    quiet_gate_every: str = "round"   # "round" or "launch": what each gate comes before
     inject_stats: bool = True         # LLAMP_INJECT_STATS in the runs at ΔL > 0 (inject_stats.py)
     schedule: list = field(default_factory=list)
 

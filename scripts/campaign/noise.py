@@ -56,11 +56,16 @@ def enabled(campaign):
     return campaign.noise_runs > 0 and bool(campaign.tools.noise) and not campaign.no_prediction
 
 
+def recording_done(campaign, k):
+    """Whether recording k is made (record_once skips it)."""
+    return os.path.exists(noise_path(campaign, k))
+
+
 def record_once(campaign, k, log=print):
     """Recording k: llamp-noise launched like the application (same launcher, binding, ranks and
     environment as a run at ΔL = 0); skipped when it exists."""
     target = noise_path(campaign, k)
-    if os.path.exists(target) or not enabled(campaign):
+    if recording_done(campaign, k) or not enabled(campaign):
         return
     cmd = list(campaign.mpiexec) + ["-n", str(campaign.ranks), campaign.tools.noise, "-o", target + ".tmp",
                                     "--duration", campaign.noise_duration]

@@ -157,7 +157,7 @@ def _loggp_arguments(campaign, log):
 def parameter_launch_once(campaign, k, log=print, extra=None):
     """Parameter launch k (params-k.json), between core probes; skipped when it exists."""
     one = campaign.path(f"params-{k}.json")
-    if os.path.exists(one):
+    if parameter_launch_done(campaign, k):
         return
     _require(campaign.tools.loggp, "llamp-loggp")
     env = environment.base_environment(campaign)
@@ -405,13 +405,23 @@ def _probed_launch(campaign, name, what, cmd, env, fresh_dirs, runtime_dir, log)
         raise StepError(f"{what}: {e}")
 
 
+def trace_done(campaign, k):
+    """Whether traced run k is made (trace_once skips it)."""
+    return os.path.exists(trace_run_dirs(campaign, k)[0] + ".done")
+
+
+def parameter_launch_done(campaign, k):
+    """Whether parameter launch k is made (parameter_launch_once skips it)."""
+    return os.path.exists(campaign.path(f"params-{k}.json"))
+
+
 def trace_once(campaign, k, log, added_because=""):
     """Traced run k at ΔL = 0, after its untraced reference run (launched like a measured run, for
     representative_trace); skipped when a resumed campaign already finished it. added_because: why
     a traced run beyond the planned ones is launched (trace-k.added, for the report)."""
     trace_dir, runtime_dir = trace_run_dirs(campaign, k)
     done = trace_dir + ".done"
-    if os.path.exists(done):
+    if trace_done(campaign, k):
         return
     if added_because and not os.path.exists(_added_mark(campaign, k)):
         with open(_added_mark(campaign, k), "w") as f:

@@ -11,24 +11,52 @@ and up to 2.07 s in the noisy ones: a CV of 24-32 % per ΔL over 24 rounds, a no
 that no prediction can get under. Waiting a noisy spell out controls the noise where it comes
 from, as a benchmarker who checks a node before timing on it does; it gates rounds, not runs, and
 whole rounds alike, so no ΔL is favoured and nothing measured is thrown away.
+
+The probe also times slices of llamp-noise's throughput kernel (--quiet-gate-throughput, default
+200 ms) and compares each rank's median slice with the fastest median that rank had in any probe
+of the campaign: a rank more than --quiet-gate-slowdown % slower (default 6) is a noisy spell too.
+Why (stop 56, table AG17): app_halo2d's runs took 0.82-0.89 s in quiet minutes and 0.98-1.14 s in
+spells of 5-20 launches, in which the noise recordings lost no more of their spin than in quiet
+ones (5.9-6.8 %) but one rank's throughput slices took 11-19 % longer (78.8-85.4 against
+69.9-72.0 us): a busy sibling on the host's core slows a vCPU without taking it away, which no
+detour shows. Spells begin mid-round, so `--quiet-gate-every launch` gates every launch (runs,
+traced runs with their reference runs, noise recordings, parameter launches among the runs)
+instead of every round: launches are gated alike whatever their ΔL, so none is favoured.
 """
 import csv
 import json
 import os
 import statistics
 import time
+from typing import NamedTuple, Optional
 
 from . import environment
 from .prepare import _log_path
 from .runs import OK, run_command
 
 GATE_CSV = "quiet-gate.csv"
-FIELDS = ["unix_time", "label", "probe", "lost_max_pct", "lost_per_rank_pct", "outcome", "waited_s"]
+FIELDS = ["unix_time", "label", "probe", "lost_max_pct", "lost_per_rank_pct", "slice_median_per_rank_ns",
+          "slowed_max_pct", "outcome", "waited_s"]
 QUIET, NOISY, TIMED_OUT, FAILED = "quiet", "noisy", "timed-out", "probe-failed"
+ROUND, LAUNCH = "round", "launch"  # --quiet-gate-every
+
+
+class Probe(NamedTuple):
+    lost: list                        # each rank's share of the spin lost to detours
+    slice_ns: Optional[list] = None   # each rank's median throughput slice (None: not timed)
 
 
 def enabled(campaign):
     return campaign.quiet_gate_pct > 0 and bool(campaign.tools.noise)
+
+
+def gates_launches(campaign):
+    """--quiet-gate-every launch: each launch among the rounds is gated, not each round."""
+    return enabled(campaign) and campaign.quiet_gate_every == LAUNCH
+
+
+def gates_rounds(campaign):
+    return enabled(campaign) and campaign.quiet_gate_every != LAUNCH
 
 
 def lost_fractions(recording):
@@ -38,20 +66,28 @@ def lost_fractions(recording):
             for rank in recording["ranks"]]
 
 
+def slice_medians(recording):
+    """Each rank's median throughput slice (ns) from a llamp-noise recording, or None when the
+    recording timed no slices."""
+    medians = [rank.get("throughput", {}).get("median_ns") for rank in recording["ranks"]]
+    return None if any(m is None for m in medians) else [float(m) for m in medians]
+
+
 def probe(campaign):
-    """One short llamp-noise launch like the application's; the ranks' lost fractions, or None when
-    the probe failed (the gate then lets the round run: it must never stop a campaign)."""
+    """One short llamp-noise launch like the application's: a Probe, or None when the probe failed
+    (the gate then lets the round run: it must never stop a campaign)."""
     target = campaign.path("quiet-gate-probe.json.tmp")
     cmd = list(campaign.mpiexec) + ["-n", str(campaign.ranks), campaign.tools.noise, "-o", target,
-                                    "--duration", campaign.quiet_gate_probe, "--throughput-duration", "0s",
-                                    "--resume-reps", "0"]
+                                    "--duration", campaign.quiet_gate_probe, "--throughput-duration",
+                                    campaign.quiet_gate_throughput, "--resume-reps", "0"]
     status, _, _ = run_command(cmd, environment.base_environment(campaign), _log_path(campaign, "quiet-gate"),
                                campaign.timeout_s)
     try:
         if status != OK:
             return None
         with open(target) as f:
-            return lost_fractions(json.load(f))
+            recording = json.load(f)
+        return Probe(lost_fractions(recording), slice_medians(recording))
     except (OSError, ValueError, KeyError, IndexError, TypeError):
         return None
     finally:
@@ -61,6 +97,15 @@ def probe(campaign):
 
 def _append(campaign, row):
     path = campaign.path(GATE_CSV)
+    if os.path.exists(path):
+        with open(path, newline="") as f:
+            header = next(csv.reader(f), [])
+        if header != FIELDS:  # a campaign begun before the throughput columns: rewritten with them
+            rows = load(campaign)
+            with open(path, "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=FIELDS, restval="")
+                w.writeheader()
+                w.writerows(rows)
     new = not os.path.exists(path)
     with open(path, "a", newline="") as f:
         w = csv.DictWriter(f, fieldnames=FIELDS)
@@ -69,8 +114,42 @@ def _append(campaign, row):
         w.writerow(row)
 
 
+def fastest_slices(campaign):
+    """Each rank's fastest median throughput slice over the campaign's probes so far (quiet-gate.csv),
+    or None before any probe timed slices: what the gate compares a probe's slices with."""
+    fastest = None
+    for r in load(campaign):
+        if not r.get("slice_median_per_rank_ns"):
+            continue
+        medians = [float(x) for x in r["slice_median_per_rank_ns"].split(";")]
+        fastest = medians if fastest is None or len(fastest) != len(medians) else [
+            min(a, b) for a, b in zip(fastest, medians)]
+    return fastest
+
+
+def slowed_pct(slice_ns, fastest):
+    """How much slower (%) the slowest rank's median slice is than that rank's fastest so far; 0 for
+    the first probe (it is its own reference) or a probe without slices."""
+    if not slice_ns or not fastest or len(fastest) != len(slice_ns):
+        return 0.0
+    return max(0.0, max(100 * (s / f - 1) for s, f in zip(slice_ns, fastest) if f > 0))
+
+
+def _noisy_because(campaign, result, slowed):
+    """Why a probe says the host is in a noisy spell ("" when it does not)."""
+    why = []
+    if 100 * max(result.lost) > campaign.quiet_gate_pct:
+        why.append(f"the CPUs lost {100 * max(result.lost):.1f} % of a {campaign.quiet_gate_probe} spin "
+                   f"(> {campaign.quiet_gate_pct:g} %)")
+    if campaign.quiet_gate_slowdown_pct > 0 and slowed > campaign.quiet_gate_slowdown_pct:
+        why.append(f"a rank computed {slowed:.1f} % slower than its fastest probe "
+                   f"(> {campaign.quiet_gate_slowdown_pct:g} %)")
+    return " and ".join(why)
+
+
 def wait_for_quiet(campaign, label, log=print, probe_fn=None, sleep=time.sleep, clock=time.monotonic):
-    """Probes until no rank loses more than quiet_gate_pct % of the probe's spin, waiting
+    """Probes until no rank loses more than quiet_gate_pct % of the probe's spin and none computes
+    more than quiet_gate_slowdown_pct % slower than its fastest probe so far, waiting
     quiet_gate_pause_s between probes, for at most quiet_gate_wait_s; returns the last outcome
     (QUIET, TIMED_OUT or FAILED). Off (returns None) without --quiet-gate or llamp-noise."""
     if not enabled(campaign):
@@ -80,34 +159,40 @@ def wait_for_quiet(campaign, label, log=print, probe_fn=None, sleep=time.sleep, 
     k = 0
     while True:
         k += 1
-        lost = probe_fn(k)
+        result = probe_fn(k)
         waited = clock() - start
-        if lost is None:
+        slowed = 0.0 if result is None else slowed_pct(result.slice_ns, fastest_slices(campaign))
+        why = "" if result is None else _noisy_because(campaign, result, slowed)
+        if result is None:
             outcome = FAILED
-        elif 100 * max(lost) <= campaign.quiet_gate_pct:
+        elif not why:
             outcome = QUIET
         elif waited + campaign.quiet_gate_pause_s > campaign.quiet_gate_wait_s:
             outcome = TIMED_OUT
         else:
             outcome = NOISY
         _append(campaign, {"unix_time": f"{time.time():.3f}", "label": label, "probe": k,
-                           "lost_max_pct": "" if lost is None else f"{100 * max(lost):.2f}",
-                           "lost_per_rank_pct": "" if lost is None else ";".join(f"{100 * x:.2f}" for x in lost),
+                           "lost_max_pct": "" if result is None else f"{100 * max(result.lost):.2f}",
+                           "lost_per_rank_pct": "" if result is None else ";".join(f"{100 * x:.2f}"
+                                                                                   for x in result.lost),
+                           "slice_median_per_rank_ns": "" if result is None or not result.slice_ns else ";".join(
+                               f"{x:.0f}" for x in result.slice_ns),
+                           "slowed_max_pct": "" if result is None or not result.slice_ns else f"{slowed:.2f}",
                            "outcome": outcome, "waited_s": f"{waited:.1f}"})
         if outcome == NOISY:
             if k == 1:
-                log(f"quiet gate, {label}: the CPUs lost {100 * max(lost):.1f} % of a "
-                    f"{campaign.quiet_gate_probe} spin (> {campaign.quiet_gate_pct:g} %); waiting up to "
-                    f"{campaign.quiet_gate_wait_s:g} s for the host to come quiet")
+                log(f"quiet gate, {label}: {why}; waiting up to {campaign.quiet_gate_wait_s:g} s for the host "
+                    f"to come quiet")
             sleep(campaign.quiet_gate_pause_s)
             continue
         if outcome == TIMED_OUT:
-            log(f"quiet gate, {label}: still {100 * max(lost):.1f} % after {waited:.0f} s; running it anyway "
+            log(f"quiet gate, {label}: still noisy after {waited:.0f} s ({why}); running it anyway "
                 f"(--quiet-gate-wait)")
         elif outcome == FAILED:
             log(f"quiet gate, {label}: the probe failed (see {_log_path(campaign, 'quiet-gate')}); running it")
         elif k > 1:
-            log(f"quiet gate, {label}: quiet after {waited:.0f} s ({100 * max(lost):.1f} %)")
+            log(f"quiet gate, {label}: quiet after {waited:.0f} s ({100 * max(result.lost):.1f} % lost"
+                + (f", {slowed:.1f} % slower" if result.slice_ns else "") + ")")
         return outcome
 
 
@@ -131,10 +216,15 @@ def summary(campaign):
         gates.setdefault(r["label"], []).append(r)
     last = [probes[-1] for probes in gates.values()]
     passed = [float(r["lost_max_pct"]) for r in rows if r["outcome"] == QUIET]
-    noisy = [float(r["lost_max_pct"]) for r in rows if r["outcome"] in (NOISY, TIMED_OUT)]
+    waited_on = [r for r in rows if r["outcome"] in (NOISY, TIMED_OUT)]
+    noisy = [float(r["lost_max_pct"]) for r in waited_on]
+    slowed = [float(r["slowed_max_pct"]) for r in waited_on if r.get("slowed_max_pct")]
     return {
         "threshold_pct": campaign.quiet_gate_pct,
+        "slowdown_pct": campaign.quiet_gate_slowdown_pct,
         "probe": campaign.quiet_gate_probe,
+        "throughput": campaign.quiet_gate_throughput,
+        "every": campaign.quiet_gate_every,
         "gates": len(gates),
         "probes": len(rows),
         "gates_that_waited": sum(1 for probes in gates.values() if len(probes) > 1),
@@ -143,6 +233,11 @@ def summary(campaign):
         "probe_failed": sum(1 for r in last if r["outcome"] == FAILED),
         "quiet_lost_median_pct": statistics.median(passed) if passed else None,
         "noisy_lost_median_pct": statistics.median(noisy) if noisy else None,
+        "noisy_by_detours": sum(1 for x in noisy if x > campaign.quiet_gate_pct),
+        "noisy_by_slowdown": sum(1 for x in slowed
+                                 if campaign.quiet_gate_slowdown_pct > 0 and x > campaign.quiet_gate_slowdown_pct),
+        "noisy_slowed_median_pct": statistics.median(slowed) if slowed else None,
+        "fastest_slice_per_rank_ns": fastest_slices(campaign),
     }
 
 
@@ -150,10 +245,17 @@ def paragraph(s):
     """report.md's lines on the gate."""
     if not s:
         return []
+    every = s.get("every", ROUND)
+    what = "the preparation and every launch among the rounds" if every == LAUNCH else "the preparation and every round"
     text = (f"Quiet gate (`--quiet-gate {s['threshold_pct']:g}`; docs/campaign.md, 'The quiet gate'): "
-            f"{s['gates']} gates (the preparation and every round) probed the CPUs {s['probes']} times with a "
-            f"{s['probe']} llamp-noise spin; {s['gates_that_waited']} waited for the host to come quiet, "
-            f"{s['waited_s']:.0f} s in all")
+            f"{s['gates']} gates ({what}) probed the CPUs {s['probes']} times with a "
+            f"{s['probe']} llamp-noise spin")
+    if s.get("fastest_slice_per_rank_ns"):
+        text += (f" and {s['throughput']} of throughput slices (a rank more than {s['slowdown_pct']:g} % slower than "
+                 f"its fastest probe, " + ", ".join(f"{x / 1000:.1f} µs" for x in s["fastest_slice_per_rank_ns"])
+                 + " per slice, is noisy too)")
+    text += (f"; {s['gates_that_waited']} waited for the host to come quiet, "
+             f"{s['waited_s']:.0f} s in all")
     if s["timed_out"]:
         text += f", and {s['timed_out']} ran without it coming quiet (--quiet-gate-wait)"
     if s["probe_failed"]:
@@ -164,4 +266,18 @@ def paragraph(s):
         if s["noisy_lost_median_pct"] is not None:
             text += f", the ones waited on {s['noisy_lost_median_pct']:.1f} %"
         text += "."
+    if s.get("noisy_lost_median_pct") is not None and "noisy_by_detours" in s:
+        text += (f" Of the probes waited on, {s['noisy_by_detours']} lost too much of their spin and "
+                 f"{s['noisy_by_slowdown']} computed too slowly")
+        if s.get("noisy_slowed_median_pct") is not None:
+            text += f" (the waited-on probes' slowest rank: {s['noisy_slowed_median_pct']:.1f} % slower, median)"
+        text += "."
     return [text, ""]
+
+
+def gate_launch(campaign, label, log, pending=True):
+    """With --quiet-gate-every launch: the gate before one launch among the rounds (a measured run, a
+    traced run with its reference run, a noise recording, a parameter launch); pending False (a
+    resumed campaign already made it) gates nothing."""
+    if pending and gates_launches(campaign):
+        wait_for_quiet(campaign, label, log)

@@ -123,8 +123,15 @@ def _traces_floor_text(floor):
 
 def gate_round(campaign, slots, records, log):
     """The quiet gate (quiet_gate.py) before a round whose slots are not all done."""
-    if quiet_gate.enabled(campaign) and not all(runs.slot_done(records, s.slot) for s in slots):
+    if quiet_gate.gates_rounds(campaign) and not all(runs.slot_done(records, s.slot) for s in slots):
         quiet_gate.wait_for_quiet(campaign, f"round {slots[0].round + 1}", log)
+
+
+def gate_slot(campaign, slot, log):
+    """With --quiet-gate-every launch, the quiet gate before a measured run not yet made."""
+    if quiet_gate.gates_launches(campaign):
+        pending = not runs.slot_done(runs.load_records(campaign), slot.slot)
+        quiet_gate.gate_launch(campaign, f"round {slot.round + 1} slot {slot.slot}", log, pending)
 
 
 def run_until_floor(campaign, log):
@@ -183,7 +190,10 @@ def run_until_floor(campaign, log):
             noise_before.setdefault(new[(2 * i + 1) * len(new) // (2 * len(recordings))].slot, []).append(k)
         for s in new:
             for k in before.get(s.slot, []):
+                quiet_gate.gate_launch(campaign, f"traced run {k}", log, not prepare.trace_done(campaign, k))
                 prepare.trace_once(campaign, k, log, reason)
             for k in noise_before.get(s.slot, []):
+                quiet_gate.gate_launch(campaign, f"noise recording {k}", log, not noise.recording_done(campaign, k))
                 noise.record_once(campaign, k, log)
+            gate_slot(campaign, s, log)
             runs.run_slot(campaign, s, log)

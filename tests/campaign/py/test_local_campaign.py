@@ -301,7 +301,8 @@ class TracesInStepTest(unittest.TestCase):
 
 class QuietGateTest(unittest.TestCase):
     def test_probes_before_the_preparation_and_every_round(self):
-        """--quiet-gate 100: every probe passes (no CPU loses more than all of its spin), so the gate
+        """--quiet-gate 100 --quiet-gate-slowdown 1000: every probe passes (no CPU loses more than all of
+        its spin, nor computes 11x slower than its fastest probe), so the gate
         probes once per gate with the real llamp-noise, before the preparation, the two planned
         rounds and the one --floor-target adds, each before that round's first run."""
         d = temp_dir(self)
@@ -309,7 +310,7 @@ class QuietGateTest(unittest.TestCase):
         campaign("--build-dir", BUILD_DIR, "-n", "2", "--delta-l", "0", "--reps", "2", "--core-limit", "off",
                  "--floor-target", "0.0001", "--max-reps", "3", "--trace-runs", "1", "--noise-runs", "1",
                  "--params", hand_made_params(d), "--quiet-gate", "100", "--quiet-gate-probe", "50ms",
-                 "--injector-prefix", "", "-o", out, "--", TEST_APP, "--compute-ms", "5", "--iterations", "5")
+                 "--quiet-gate-slowdown", "1000", "--injector-prefix", "", "-o", out, "--", TEST_APP, "--compute-ms", "5", "--iterations", "5")
         with open(os.path.join(out, "quiet-gate.csv")) as f:
             rows = list(csv.DictReader(f))
         self.assertEqual([r["label"] for r in rows], ["preparation", "round 1", "round 2", "round 3"])
@@ -328,6 +329,36 @@ class QuietGateTest(unittest.TestCase):
         self.assertEqual((gate["gates"], gate["probes"], gate["gates_that_waited"], gate["timed_out"]), (4, 4, 0, 0))
         with open(os.path.join(out, "report.md")) as f:
             self.assertIn("Quiet gate (`--quiet-gate 100`; docs/campaign.md, 'The quiet gate'): 4 gates", f.read())
+
+    def test_probes_before_every_launch_with_throughput_slices(self):
+        """--quiet-gate-every launch: one probe before the preparation and one before each measured
+        run, each timing throughput slices on both ranks (--quiet-gate-slowdown 1000: every probe
+        passes), each row before its run's start; no round gate."""
+        d = temp_dir(self)
+        out = os.path.join(d, "c")
+        campaign("--build-dir", BUILD_DIR, "-n", "2", "--delta-l", "0", "--reps", "4", "--core-limit", "off",
+                 "--trace-runs", "1", "--noise-runs", "1", "--params", hand_made_params(d), "--quiet-gate", "100",
+                 "--quiet-gate-probe", "50ms", "--quiet-gate-throughput", "50ms", "--quiet-gate-slowdown", "1000",
+                 "--quiet-gate-every", "launch", "--injector-prefix", "", "-o", out, "--", TEST_APP,
+                 "--compute-ms", "5", "--iterations", "5")
+        with open(os.path.join(out, "quiet-gate.csv")) as f:
+            rows = list(csv.DictReader(f))
+        records = sorted((x for x in report_records(out) if x["attempt"] == 1), key=lambda x: x["started_unix"])
+        self.assertGreaterEqual(len(records), 4)  # 4 rounds of ΔL = 0, and any --floor-target adds
+        self.assertEqual([r["label"] for r in rows],
+                         ["preparation"] + [f"round {x['round'] + 1} slot {x['slot']}" for x in records])
+        for r, x in zip(rows[1:], records):
+            self.assertLessEqual(float(r["unix_time"]), x["started_unix"])
+        for r in rows:
+            slices = [float(v) for v in r["slice_median_per_rank_ns"].split(";")]
+            self.assertEqual(len(slices), 2)
+            self.assertTrue(all(v > 0 for v in slices), slices)
+            self.assertGreaterEqual(float(r["slowed_max_pct"]), 0.0)
+        self.assertEqual(rows[0]["slowed_max_pct"], "0.00")  # the first probe is its own reference
+        with open(os.path.join(out, "report.json")) as f:
+            gate = json.load(f)["quiet_gate"]
+        self.assertEqual((gate["every"], gate["gates"], gate["gates_that_waited"]), ("launch", 1 + len(records), 0))
+        self.assertEqual(len(gate["fastest_slice_per_rank_ns"]), 2)
 
 
 if __name__ == "__main__":

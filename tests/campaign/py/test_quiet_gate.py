@@ -36,9 +36,15 @@ class Clock:
         self.now += s
 
 
-def scripted(fractions):
-    seq = iter(fractions)
-    return lambda k: next(seq)
+def scripted(fractions, slices=None):
+    """Probes that lose these fractions of their spin (None: a failed probe), with these median
+    throughput slices per rank when given."""
+    seq = iter(zip(fractions, slices or [None] * len(fractions)))
+
+    def probe_fn(k):
+        lost, slice_ns = next(seq)
+        return None if lost is None else quiet_gate.Probe(lost, slice_ns)
+    return probe_fn
 
 
 class LostFractionTest(unittest.TestCase):
@@ -64,7 +70,7 @@ class WaitForQuietTest(unittest.TestCase):
         self.assertEqual([r["lost_max_pct"] for r in rows], ["21.00", "12.00", "7.00"])
         self.assertEqual(rows[0]["lost_per_rank_pct"], "5.00;21.00")
         self.assertEqual([r["waited_s"] for r in rows], ["0.0", "10.0", "20.0"])
-        self.assertEqual(logged[-1], "quiet gate, round 2: quiet after 20 s (7.0 %)")
+        self.assertEqual(logged[-1], "quiet gate, round 2: quiet after 20 s (7.0 % lost)")
 
     def test_a_quiet_machine_passes_at_once(self):
         c = gated_campaign(self)
@@ -117,6 +123,7 @@ class SummaryTest(unittest.TestCase):
         self.assertEqual(s["noisy_lost_median_pct"], 25.0)  # 20, 25 and 30 %
         text = quiet_gate.paragraph(s)[0]
         self.assertIn("3 gates (the preparation and every round) probed the CPUs 5 times", text)
+        self.assertIn("Of the probes waited on, 3 lost too much of their spin and 0 computed too slowly.", text)
         self.assertIn("2 waited for the host to come quiet, 20 s in all, and 1 ran without it coming quiet", text)
         self.assertIn("The passing probes lost 7.0 % of their spin (median), the ones waited on 25.0 %.", text)
 
@@ -149,7 +156,7 @@ class GateRoundTest(unittest.TestCase):
         records = runs.load_records(c)
         probed = []
         original = quiet_gate.probe
-        quiet_gate.probe = lambda campaign: probed.append(campaign) or [0.01, 0.01]
+        quiet_gate.probe = lambda campaign: probed.append(campaign) or quiet_gate.Probe([0.01, 0.01])
         try:
             rounds.gate_round(c, first, records, print)
             self.assertEqual(probed, [])
@@ -158,6 +165,127 @@ class GateRoundTest(unittest.TestCase):
         finally:
             quiet_gate.probe = original
         self.assertEqual([r["label"] for r in quiet_gate.load(c)], ["round 2"])
+
+
+class SlowdownTest(unittest.TestCase):
+    """Throughput slices: a rank computing more than --quiet-gate-slowdown % slower than its fastest
+    probe of the campaign is a noisy spell too (stop 56: one vCPU 11-19 % slower, no more detours)."""
+
+    def test_waits_while_a_rank_computes_slower_than_its_fastest_probe(self):
+        c = gated_campaign(self)
+        t = Clock()
+        logged = []
+        first = quiet_gate.wait_for_quiet(c, "preparation", logged.append, probe_fn=scripted(
+            [[0.05, 0.05]], [[80000.0, 70000.0]]), sleep=t.sleep, clock=t.clock)
+        self.assertEqual(first, quiet_gate.QUIET)  # the first probe is its own reference
+        outcome = quiet_gate.wait_for_quiet(c, "round 1", logged.append, probe_fn=scripted(
+            [[0.05, 0.05], [0.05, 0.06], [0.06, 0.05]],
+            [[71000.0, 79100.0], [70000.0, 74500.0], [70500.0, 71500.0]]), sleep=t.sleep, clock=t.clock)
+        self.assertEqual(outcome, quiet_gate.QUIET)
+        rows = quiet_gate.load(c)
+        self.assertEqual([r["outcome"] for r in rows], ["quiet", "noisy", "noisy", "quiet"])
+        # rank 1 against its 70000 ns: 13.00 %, then 6.43 % (> 6 %); rank 0's 80000 ns is no reference
+        # once it computed at 71000 ns
+        self.assertEqual([r["slowed_max_pct"] for r in rows], ["0.00", "13.00", "6.43", "2.14"])
+        self.assertEqual(rows[1]["slice_median_per_rank_ns"], "71000;79100")
+        self.assertEqual(quiet_gate.fastest_slices(c), [70000.0, 70000.0])
+        self.assertEqual(logged[0], "quiet gate, round 1: a rank computed 13.0 % slower than its fastest probe "
+                                    "(> 6 %); waiting up to 25 s for the host to come quiet")
+        self.assertEqual(logged[-1], "quiet gate, round 1: quiet after 20 s (6.0 % lost, 2.1 % slower)")
+
+    def test_both_reasons_are_named(self):
+        c = gated_campaign(self, wait_s=5.0)
+        t = Clock()
+        logged = []
+        quiet_gate.wait_for_quiet(c, "preparation", print, probe_fn=scripted([[0.05, 0.05]], [[70000.0, 70000.0]]),
+                                  sleep=t.sleep, clock=t.clock)
+        outcome = quiet_gate.wait_for_quiet(c, "round 1", logged.append, probe_fn=scripted(
+            [[0.20, 0.05]], [[70000.0, 77000.0]]), sleep=t.sleep, clock=t.clock)
+        self.assertEqual(outcome, quiet_gate.TIMED_OUT)
+        self.assertIn("the CPUs lost 20.0 % of a 300ms spin (> 9 %) and a rank computed 10.0 % slower", logged[-1])
+        s = quiet_gate.summary(c)
+        self.assertEqual((s["noisy_by_detours"], s["noisy_by_slowdown"], s["noisy_slowed_median_pct"]), (1, 1, 10.0))
+        text = quiet_gate.paragraph(s)[0]
+        self.assertIn("and 200ms of throughput slices (a rank more than 6 % slower than its fastest probe, "
+                      "70.0 µs, 70.0 µs per slice, is noisy too)", text)
+        self.assertIn("1 lost too much of their spin and 1 computed too slowly", text)
+
+    def test_off_at_zero(self):
+        c = gated_campaign(self)
+        c.quiet_gate_slowdown_pct = 0.0
+        t = Clock()
+        quiet_gate.wait_for_quiet(c, "preparation", print, probe_fn=scripted([[0.05, 0.05]], [[70000.0, 70000.0]]),
+                                  sleep=t.sleep, clock=t.clock)
+        self.assertEqual(quiet_gate.wait_for_quiet(c, "round 1", print, probe_fn=scripted(
+            [[0.05, 0.05]], [[90000.0, 90000.0]]), sleep=t.sleep, clock=t.clock), quiet_gate.QUIET)
+
+    def test_a_probe_without_slices_is_judged_by_its_detours(self):
+        c = gated_campaign(self)
+        t = Clock()
+        self.assertEqual(quiet_gate.wait_for_quiet(c, "round 1", print, probe_fn=scripted([[0.05, 0.05]]),
+                                                   sleep=t.sleep, clock=t.clock), quiet_gate.QUIET)
+        row = quiet_gate.load(c)[0]
+        self.assertEqual((row["slice_median_per_rank_ns"], row["slowed_max_pct"]), ("", ""))
+        self.assertIsNone(quiet_gate.fastest_slices(c))
+
+    def test_slice_medians_from_a_recording(self):
+        recording = {"ranks": [{"throughput": {"median_ns": 71976, "base_ns": 71314}},
+                               {"throughput": {"median_ns": 70754}}]}
+        self.assertEqual(quiet_gate.slice_medians(recording), [71976.0, 70754.0])
+        self.assertIsNone(quiet_gate.slice_medians({"ranks": [{"detours": []}, {"detours": []}]}))
+
+    def test_a_csv_from_before_the_throughput_columns_gains_them(self):
+        c = gated_campaign(self)
+        with open(c.path(quiet_gate.GATE_CSV), "w") as f:
+            f.write("unix_time,label,probe,lost_max_pct,lost_per_rank_pct,outcome,waited_s\n"
+                    "1.0,preparation,1,5.00,5.00;4.00,quiet,0.0\n")
+        t = Clock()
+        quiet_gate.wait_for_quiet(c, "round 1", print, probe_fn=scripted([[0.05, 0.05]], [[70000.0, 70000.0]]),
+                                  sleep=t.sleep, clock=t.clock)
+        with open(c.path(quiet_gate.GATE_CSV)) as f:
+            self.assertEqual(f.readline().strip().split(","), quiet_gate.FIELDS)
+        rows = quiet_gate.load(c)
+        self.assertEqual([(r["label"], r["lost_per_rank_pct"], r["slice_median_per_rank_ns"]) for r in rows],
+                         [("preparation", "5.00;4.00", ""), ("round 1", "5.00;5.00", "70000;70000")])
+
+
+class GateLaunchTest(unittest.TestCase):
+    """--quiet-gate-every launch gates each launch not yet made, and no round."""
+
+    def _probing(self):
+        probed = []
+        original = quiet_gate.probe
+        quiet_gate.probe = lambda campaign: probed.append(campaign) or quiet_gate.Probe([0.01, 0.01])
+        self.addCleanup(setattr, quiet_gate, "probe", original)
+        return probed
+
+    def test_every_launch_not_yet_made(self):
+        c = gated_campaign(self)
+        c.quiet_gate_every = quiet_gate.LAUNCH
+        probed = self._probing()
+        first = [s for s in c.schedule if s.round == 0]
+        write_record(c, first[0].slot, 0, first[0].delta_ns, 1, "ok", 1e9)
+        from campaign import runs
+        rounds.gate_round(c, first, runs.load_records(c), print)  # no round gate
+        self.assertEqual(probed, [])
+        for s in first:
+            rounds.gate_slot(c, s, print)  # the first slot is done: only the second is gated
+        quiet_gate.gate_launch(c, "traced run 2", print)
+        quiet_gate.gate_launch(c, "noise recording 2", print, pending=False)
+        self.assertEqual([r["label"] for r in quiet_gate.load(c)],
+                         [f"round 1 slot {first[1].slot}", "traced run 2"])
+
+    def test_round_mode_gates_no_launch(self):
+        c = gated_campaign(self)
+        probed = self._probing()
+        for s in c.schedule:
+            rounds.gate_slot(c, s, print)
+        quiet_gate.gate_launch(c, "traced run 2", print)
+        self.assertEqual(probed, [])
+        s = {"threshold_pct": 9.0, "probe": "300ms", "every": "launch", "gates": 3, "probes": 3,
+             "gates_that_waited": 0, "waited_s": 0.0, "timed_out": 0, "probe_failed": 0,
+             "quiet_lost_median_pct": 5.0, "noisy_lost_median_pct": None}
+        self.assertIn("3 gates (the preparation and every launch among the rounds)", quiet_gate.paragraph(s)[0])
 
 
 if __name__ == "__main__":
