@@ -362,10 +362,10 @@ def run_local(c):
                 gated.add(s.round)
                 rounds.gate_round(c, [x for x in c.schedule if x.round == s.round], records, _log)
             for k in traces_before.get(s.slot, []):
-                quiet_gate.gate_launch(c, f"traced run {k}", _log, not prepare.trace_done(c, k))
+                rounds.gate_traced_run(c, k, _log)
                 prepare.trace_once(c, k, _log)
             for k in noise_before.get(s.slot, []):
-                quiet_gate.gate_launch(c, f"noise recording {k}", _log, not noise.recording_done(c, k))
+                rounds.gate_recording(c, k, _log)
                 noise.record_once(c, k, _log)
             for k in params_before.get(s.slot, []):
                 quiet_gate.gate_launch(c, f"parameter launch {k}", _log, not prepare.parameter_launch_done(c, k))

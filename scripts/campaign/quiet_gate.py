@@ -108,7 +108,7 @@ def _append(campaign, row):
                 w.writerows(rows)
     new = not os.path.exists(path)
     with open(path, "a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w = csv.DictWriter(f, fieldnames=FIELDS, restval="")
         if new:
             w.writeheader()
         w.writerow(row)
@@ -171,14 +171,15 @@ def wait_for_quiet(campaign, label, log=print, probe_fn=None, sleep=time.sleep, 
             outcome = TIMED_OUT
         else:
             outcome = NOISY
-        _append(campaign, {"unix_time": f"{time.time():.3f}", "label": label, "probe": k,
-                           "lost_max_pct": "" if result is None else f"{100 * max(result.lost):.2f}",
-                           "lost_per_rank_pct": "" if result is None else ";".join(f"{100 * x:.2f}"
-                                                                                   for x in result.lost),
-                           "slice_median_per_rank_ns": "" if result is None or not result.slice_ns else ";".join(
-                               f"{x:.0f}" for x in result.slice_ns),
-                           "slowed_max_pct": "" if result is None or not result.slice_ns else f"{slowed:.2f}",
-                           "outcome": outcome, "waited_s": f"{waited:.1f}"})
+        row = {"unix_time": f"{time.time():.3f}", "label": label, "probe": k, "outcome": outcome,
+               "waited_s": f"{waited:.1f}"}
+        if result is not None:
+            row["lost_max_pct"] = f"{100 * max(result.lost):.2f}"
+            row["lost_per_rank_pct"] = ";".join(f"{100 * x:.2f}" for x in result.lost)
+        if result is not None and result.slice_ns:
+            row["slice_median_per_rank_ns"] = ";".join(f"{x:.0f}" for x in result.slice_ns)
+            row["slowed_max_pct"] = f"{slowed:.2f}"
+        _append(campaign, row)
         if outcome == NOISY:
             if k == 1:
                 log(f"quiet gate, {label}: {why}; waiting up to {campaign.quiet_gate_wait_s:g} s for the host "
@@ -245,12 +246,12 @@ def paragraph(s):
     """report.md's lines on the gate."""
     if not s:
         return []
-    every = s.get("every", ROUND)
-    what = "the preparation and every launch among the rounds" if every == LAUNCH else "the preparation and every round"
+    what = ("the preparation and every launch among the rounds" if s["every"] == LAUNCH
+            else "the preparation and every round")
     text = (f"Quiet gate (`--quiet-gate {s['threshold_pct']:g}`; docs/campaign.md, 'The quiet gate'): "
             f"{s['gates']} gates ({what}) probed the CPUs {s['probes']} times with a "
             f"{s['probe']} llamp-noise spin")
-    if s.get("fastest_slice_per_rank_ns"):
+    if s["fastest_slice_per_rank_ns"]:
         text += (f" and {s['throughput']} of throughput slices (a rank more than {s['slowdown_pct']:g} % slower than "
                  f"its fastest probe, " + ", ".join(f"{x / 1000:.1f} µs" for x in s["fastest_slice_per_rank_ns"])
                  + " per slice, is noisy too)")
@@ -266,10 +267,10 @@ def paragraph(s):
         if s["noisy_lost_median_pct"] is not None:
             text += f", the ones waited on {s['noisy_lost_median_pct']:.1f} %"
         text += "."
-    if s.get("noisy_lost_median_pct") is not None and "noisy_by_detours" in s:
+    if s["noisy_lost_median_pct"] is not None:
         text += (f" Of the probes waited on, {s['noisy_by_detours']} lost too much of their spin and "
                  f"{s['noisy_by_slowdown']} computed too slowly")
-        if s.get("noisy_slowed_median_pct") is not None:
+        if s["noisy_slowed_median_pct"] is not None:
             text += f" (the waited-on probes' slowest rank: {s['noisy_slowed_median_pct']:.1f} % slower, median)"
         text += "."
     return [text, ""]

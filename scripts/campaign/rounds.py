@@ -134,6 +134,16 @@ def gate_slot(campaign, slot, log):
         quiet_gate.gate_launch(campaign, f"round {slot.round + 1} slot {slot.slot}", log, pending)
 
 
+def gate_traced_run(campaign, k, log):
+    """With --quiet-gate-every launch, the quiet gate before traced run k not yet made."""
+    quiet_gate.gate_launch(campaign, f"traced run {k}", log, not prepare.trace_done(campaign, k))
+
+
+def gate_recording(campaign, k, log):
+    """With --quiet-gate-every launch, the quiet gate before noise recording k not yet made."""
+    quiet_gate.gate_launch(campaign, f"noise recording {k}", log, not noise.recording_done(campaign, k))
+
+
 def run_until_floor(campaign, log):
     """Local mode: rounds after the planned ones while the noise floor is above --floor-target or the
     traces' floor above --trace-floor-target (up to max_reps), each with the traced runs the
@@ -190,10 +200,10 @@ def run_until_floor(campaign, log):
             noise_before.setdefault(new[(2 * i + 1) * len(new) // (2 * len(recordings))].slot, []).append(k)
         for s in new:
             for k in before.get(s.slot, []):
-                quiet_gate.gate_launch(campaign, f"traced run {k}", log, not prepare.trace_done(campaign, k))
+                gate_traced_run(campaign, k, log)
                 prepare.trace_once(campaign, k, log, reason)
             for k in noise_before.get(s.slot, []):
-                quiet_gate.gate_launch(campaign, f"noise recording {k}", log, not noise.recording_done(campaign, k))
+                gate_recording(campaign, k, log)
                 noise.record_once(campaign, k, log)
             gate_slot(campaign, s, log)
             runs.run_slot(campaign, s, log)

@@ -282,10 +282,15 @@ class GateLaunchTest(unittest.TestCase):
             rounds.gate_slot(c, s, print)
         quiet_gate.gate_launch(c, "traced run 2", print)
         self.assertEqual(probed, [])
-        s = {"threshold_pct": 9.0, "probe": "300ms", "every": "launch", "gates": 3, "probes": 3,
-             "gates_that_waited": 0, "waited_s": 0.0, "timed_out": 0, "probe_failed": 0,
-             "quiet_lost_median_pct": 5.0, "noisy_lost_median_pct": None}
-        self.assertIn("3 gates (the preparation and every launch among the rounds)", quiet_gate.paragraph(s)[0])
+
+    def test_the_paragraph_names_launches(self):
+        c = gated_campaign(self)
+        c.quiet_gate_every = quiet_gate.LAUNCH
+        self._probing()
+        for label in ("preparation", "round 1 slot 0", "traced run 2"):
+            quiet_gate.wait_for_quiet(c, label, print)
+        self.assertIn("3 gates (the preparation and every launch among the rounds)",
+                      quiet_gate.paragraph(quiet_gate.summary(c))[0])
 
 
 if __name__ == "__main__":
