@@ -119,6 +119,13 @@ def run_parser():
     p.add_argument("--quiet-gate-every", choices=["round", "launch"], default="round",
                    help="gate before every round (default) or before every launch among them: runs, traced runs, "
                         "noise recordings, parameter launches (spells that begin mid-round)")
+    p.add_argument("--quiet-gate-after", type=float, default=0.0, metavar="PCT",
+                   help="probe once more after every measured run, traced run and reference run: one after which a "
+                        "rank computes more than PCT %% slower than its fastest probe (or loses more than --quiet-gate "
+                        "%% to detours) ran into a noisy spell: 'noisy-host', recorded, never averaged in, launched "
+                        "again once the gate finds the host quiet (default 0: off)")
+    p.add_argument("--noisy-retries", type=int, default=5, metavar="K",
+                   help="launches again after noisy-host ones, per run, traced run and reference run (default 5)")
     p.add_argument("--params", help="use this LogGP parameter file instead of measuring one")
     p.add_argument("--trace", help="use this trace folder instead of tracing the app")
     p.add_argument("--param-runs", type=int, default=5, metavar="K",
@@ -217,9 +224,12 @@ def new_campaign(argv):
             raise units.UnitError("--quiet-gate-throughput must not be negative")
     except units.UnitError as e:
         raise SystemExit(f"llamp-campaign: {e}")
-    if min(args.quiet_gate, args.quiet_gate_wait, args.quiet_gate_pause, args.quiet_gate_slowdown) < 0:
-        raise SystemExit("llamp-campaign: --quiet-gate, --quiet-gate-wait, --quiet-gate-pause and "
-                         "--quiet-gate-slowdown must not be negative")
+    if min(args.quiet_gate, args.quiet_gate_wait, args.quiet_gate_pause, args.quiet_gate_slowdown,
+           args.quiet_gate_after, args.noisy_retries) < 0:
+        raise SystemExit("llamp-campaign: --quiet-gate, --quiet-gate-wait, --quiet-gate-pause, "
+                         "--quiet-gate-slowdown, --quiet-gate-after and --noisy-retries must not be negative")
+    if args.quiet_gate_after > 0 and args.quiet_gate <= 0:
+        raise SystemExit("llamp-campaign: --quiet-gate-after probes with the quiet gate's probe; set --quiet-gate too")
     if args.quiet_gate > 0 and args.mode == "slurm":
         raise SystemExit("llamp-campaign: --quiet-gate waits before each round of a local campaign; on Slurm the "
                          "rounds are jobs the scheduler starts")
@@ -286,7 +296,8 @@ def new_campaign(argv):
         inject_stats=not args.no_inject_stats, quiet_gate_pct=args.quiet_gate, quiet_gate_wait_s=args.quiet_gate_wait,
         quiet_gate_pause_s=args.quiet_gate_pause, quiet_gate_probe=args.quiet_gate_probe,
         quiet_gate_throughput=args.quiet_gate_throughput, quiet_gate_slowdown_pct=args.quiet_gate_slowdown,
-        quiet_gate_every=args.quiet_gate_every,
+        quiet_gate_every=args.quiet_gate_every, quiet_gate_after_pct=args.quiet_gate_after,
+        noisy_retries=args.noisy_retries,
         max_reps=_bound(max(args.floor_target, args.trace_floor_target), args.max_reps, args.reps, 2),
         schedule=schedule.make_schedule(deltas, args.reps, args.seed))
     c.save()

@@ -19,7 +19,8 @@ import math
 import os
 
 from . import environment
-from .prepare import StepError, _log_path, _run_analyze, _run_step, spread_over_slots
+from .prepare import StepError, _run_analyze, _run_step, spread_over_slots
+from .runs import log_path
 
 
 def noise_path(campaign, k):
@@ -72,7 +73,7 @@ def record_once(campaign, k, log=print):
     _run_step(campaign, f"noise-{k}", cmd, environment.base_environment(campaign))
     os.replace(target + ".tmp", target)
     try:
-        with open(_log_path(campaign, f"noise-{k}")) as f:
+        with open(log_path(campaign, f"noise-{k}")) as f:
             summary = [line.split("llamp-noise: ", 1)[1].strip() for line in f if line.startswith("llamp-noise: rank")]
     except OSError:
         summary = []

@@ -12,8 +12,8 @@ import shutil
 import statistics
 import subprocess
 
-from . import cores, environment
-from .runs import OK, probed_cpus, run_command
+from . import cores, environment, quiet_gate
+from .runs import OK, log_path, probed_cpus, run_command
 from .runtime_records import RecordError, read_core_probes, read_run
 
 
@@ -21,14 +21,9 @@ class StepError(Exception):
     pass
 
 
-def _log_path(campaign, name):
-    os.makedirs(campaign.path("logs"), exist_ok=True)
-    return campaign.path("logs", name + ".log")
-
-
 def _run_step(campaign, name, cmd, env, attempts=2):
     """Runs a preparation command, retrying once like an application run."""
-    log = _log_path(campaign, name)
+    log = log_path(campaign, name)
     for attempt in range(1, attempts + 1):
         status, code, wall = run_command(cmd, env, log, campaign.timeout_s)
         if status == OK:
@@ -385,8 +380,9 @@ def trace_until_representative(campaign, log):
 
 
 def _probed_launch(campaign, name, what, cmd, env, fresh_dirs, runtime_dir, log):
-    """One launch at ΔL = 0 between core probes (launched again while they say slow-cores), into
-    fresh folders; returns the run's runtime from its runtime records."""
+    """One launch at ΔL = 0 between core probes (launched again while they say slow-cores, and while
+    the quiet gate's probe after it says noisy: quiet_gate.check_after), into fresh folders; returns
+    the run's runtime from its runtime records."""
 
     def launch(guard):
         for d in fresh_dirs:
@@ -398,7 +394,16 @@ def _probed_launch(campaign, name, what, cmd, env, fresh_dirs, runtime_dir, log)
         except RecordError:
             pass  # a missing record fails the launch just below
 
-    _guarded_step(campaign, name, probed_cpus(campaign), launch, log)
+    for noisy in range(campaign.noisy_retries + 1):
+        _guarded_step(campaign, name, probed_cpus(campaign), launch, log)
+        spell = quiet_gate.check_after(campaign, name)
+        if not spell:
+            break
+        if noisy == campaign.noisy_retries:
+            log(f"{name}: still noisy-host after {noisy} more launches; kept (after it {spell})")
+            break
+        log(f"{name}: noisy-host, launching again once the host is quiet (after it {spell})")
+        quiet_gate.gate_relaunch(campaign, name, log)
     try:
         return read_run(runtime_dir, campaign.ranks)[1]
     except RecordError as e:
@@ -672,13 +677,13 @@ def _run_analyze(campaign, target, extra_args, goal=None):
     cmd = [campaign.tools.llamp, "analyze", goal or campaign.path("app.goal"), "--params", campaign.path("params.json"),
            "--range", f"{lo}ns:{hi}ns", "--tolerance", tolerance, "--json", target + ".tmp"] + list(
                campaign.analyze_args) + list(extra_args)
-    log_path = _log_path(campaign, "analyze")
-    with open(log_path, "ab") as log_file:
+    analyze_log = log_path(campaign, "analyze")
+    with open(analyze_log, "ab") as log_file:
         log_file.write(("$ " + " ".join(cmd) + "\n").encode())
         log_file.flush()
         rc = subprocess.run(cmd, stdout=log_file, stderr=subprocess.STDOUT).returncode
     if rc != 0:
-        raise StepError(f"llamp analyze failed (exit code {rc}); see {log_path}")
+        raise StepError(f"llamp analyze failed (exit code {rc}); see {analyze_log}")
     try:
         with open(target + ".tmp") as f:
             result = json.load(f)

@@ -22,6 +22,20 @@ ones (5.9-6.8 %) but one rank's throughput slices took 11-19 % longer (78.8-85.4
 detour shows. Spells begin mid-round, so `--quiet-gate-every launch` gates every launch (runs,
 traced runs with their reference runs, noise recordings, parameter launches among the runs)
 instead of every round: launches are gated alike whatever their ΔL, so none is favoured.
+
+A spell can also begin during a launch, after its gate passed. `--quiet-gate-after PCT` probes
+once more after every measured run and every traced run (and its untraced reference run): a
+launch after which a rank computes more than PCT % slower than its fastest probe, or loses more
+than --quiet-gate % of the spin, ran into a spell. It is "noisy-host": recorded (runs.csv, the
+report; quiet-gate.csv has the probe, `when` = after), never averaged in, and launched again once
+the gate finds the host quiet, up to --noisy-retries more times, like a slow-cores launch. Why
+(stop 56, table AG18, app_halo2d): 4 of 66 runs that passed their gate still took 12-36 % longer
+than their ΔL's median, and each was followed by a probe with a rank 9.5-34 % slower; at 9 % the
+probe after a run flagged those 4 and 5 of the other 62 (three 3.7-5.1 % above their ΔL's median,
+two within 1 % of it).
+Traced runs are checked too: a prediction from traces taken in spells would be biased against
+runs that exclude them. Noise recordings and parameter launches are not: a recording says itself
+how noisy it was, and the parameters are medians over many round trips and launches.
 """
 import csv
 import json
@@ -30,15 +44,15 @@ import statistics
 import time
 from typing import NamedTuple, Optional
 
-from . import environment
-from .prepare import _log_path
-from .runs import OK, run_command
+# A module import, not names: runs.py imports this module to check a run after it (check_after).
+from . import environment, runs
 
 GATE_CSV = "quiet-gate.csv"
-FIELDS = ["unix_time", "label", "probe", "lost_max_pct", "lost_per_rank_pct", "slice_median_per_rank_ns",
+FIELDS = ["unix_time", "label", "when", "probe", "lost_max_pct", "lost_per_rank_pct", "slice_median_per_rank_ns",
           "slowed_max_pct", "outcome", "waited_s"]
 QUIET, NOISY, TIMED_OUT, FAILED = "quiet", "noisy", "timed-out", "probe-failed"
 ROUND, LAUNCH = "round", "launch"  # --quiet-gate-every
+BEFORE, AFTER = "before", "after"  # a gate before a launch, or the check after one (check_after)
 
 
 class Probe(NamedTuple):
@@ -57,6 +71,11 @@ def gates_launches(campaign):
 
 def gates_rounds(campaign):
     return enabled(campaign) and campaign.quiet_gate_every != LAUNCH
+
+
+def checks_after(campaign):
+    """--quiet-gate-after: a probe after every measured and traced run (check_after)."""
+    return enabled(campaign) and campaign.quiet_gate_after_pct > 0
 
 
 def lost_fractions(recording):
@@ -80,10 +99,10 @@ def probe(campaign):
     cmd = list(campaign.mpiexec) + ["-n", str(campaign.ranks), campaign.tools.noise, "-o", target,
                                     "--duration", campaign.quiet_gate_probe, "--throughput-duration",
                                     campaign.quiet_gate_throughput, "--resume-reps", "0"]
-    status, _, _ = run_command(cmd, environment.base_environment(campaign), _log_path(campaign, "quiet-gate"),
-                               campaign.timeout_s)
+    status, _, _ = runs.run_command(cmd, environment.base_environment(campaign), runs.log_path(campaign, "quiet-gate"),
+                                    campaign.timeout_s)
     try:
-        if status != OK:
+        if status != runs.OK:
             return None
         with open(target) as f:
             recording = json.load(f)
@@ -135,16 +154,38 @@ def slowed_pct(slice_ns, fastest):
     return max(0.0, max(100 * (s / f - 1) for s, f in zip(slice_ns, fastest) if f > 0))
 
 
-def _noisy_because(campaign, result, slowed):
-    """Why a probe says the host is in a noisy spell ("" when it does not)."""
+def _noisy_because(campaign, result, slowed, slowdown_pct):
+    """Why a probe says the host is in a noisy spell ("" when it does not); slowdown_pct is the
+    slowdown allowed (--quiet-gate-slowdown before a launch, --quiet-gate-after after one)."""
     why = []
     if 100 * max(result.lost) > campaign.quiet_gate_pct:
         why.append(f"the CPUs lost {100 * max(result.lost):.1f} % of a {campaign.quiet_gate_probe} spin "
                    f"(> {campaign.quiet_gate_pct:g} %)")
-    if campaign.quiet_gate_slowdown_pct > 0 and slowed > campaign.quiet_gate_slowdown_pct:
-        why.append(f"a rank computed {slowed:.1f} % slower than its fastest probe "
-                   f"(> {campaign.quiet_gate_slowdown_pct:g} %)")
+    if slowdown_pct > 0 and slowed > slowdown_pct:
+        why.append(f"a rank computed {slowed:.1f} % slower than its fastest probe (> {slowdown_pct:g} %)")
     return " and ".join(why)
+
+
+def _probed(campaign, probe_fn, k, slowdown_pct):
+    """Probe k: (its Probe or None, how much slower its slowest rank computed, why it is noisy)."""
+    result = probe_fn(k)
+    if result is None:
+        return None, 0.0, ""
+    slowed = slowed_pct(result.slice_ns, fastest_slices(campaign))
+    return result, slowed, _noisy_because(campaign, result, slowed, slowdown_pct)
+
+
+def _record(campaign, label, when, k, result, slowed, outcome, waited):
+    """A probe's row of quiet-gate.csv."""
+    row = {"unix_time": f"{time.time():.3f}", "label": label, "when": when, "probe": k, "outcome": outcome,
+           "waited_s": f"{waited:.1f}"}
+    if result is not None:
+        row["lost_max_pct"] = f"{100 * max(result.lost):.2f}"
+        row["lost_per_rank_pct"] = ";".join(f"{100 * x:.2f}" for x in result.lost)
+    if result is not None and result.slice_ns:
+        row["slice_median_per_rank_ns"] = ";".join(f"{x:.0f}" for x in result.slice_ns)
+        row["slowed_max_pct"] = f"{slowed:.2f}"
+    _append(campaign, row)
 
 
 def wait_for_quiet(campaign, label, log=print, probe_fn=None, sleep=time.sleep, clock=time.monotonic):
@@ -159,10 +200,8 @@ def wait_for_quiet(campaign, label, log=print, probe_fn=None, sleep=time.sleep, 
     k = 0
     while True:
         k += 1
-        result = probe_fn(k)
+        result, slowed, why = _probed(campaign, probe_fn, k, campaign.quiet_gate_slowdown_pct)
         waited = clock() - start
-        slowed = 0.0 if result is None else slowed_pct(result.slice_ns, fastest_slices(campaign))
-        why = "" if result is None else _noisy_because(campaign, result, slowed)
         if result is None:
             outcome = FAILED
         elif not why:
@@ -171,15 +210,7 @@ def wait_for_quiet(campaign, label, log=print, probe_fn=None, sleep=time.sleep, 
             outcome = TIMED_OUT
         else:
             outcome = NOISY
-        row = {"unix_time": f"{time.time():.3f}", "label": label, "probe": k, "outcome": outcome,
-               "waited_s": f"{waited:.1f}"}
-        if result is not None:
-            row["lost_max_pct"] = f"{100 * max(result.lost):.2f}"
-            row["lost_per_rank_pct"] = ";".join(f"{100 * x:.2f}" for x in result.lost)
-        if result is not None and result.slice_ns:
-            row["slice_median_per_rank_ns"] = ";".join(f"{x:.0f}" for x in result.slice_ns)
-            row["slowed_max_pct"] = f"{slowed:.2f}"
-        _append(campaign, row)
+        _record(campaign, label, BEFORE, k, result, slowed, outcome, waited)
         if outcome == NOISY:
             if k == 1:
                 log(f"quiet gate, {label}: {why}; waiting up to {campaign.quiet_gate_wait_s:g} s for the host "
@@ -190,11 +221,24 @@ def wait_for_quiet(campaign, label, log=print, probe_fn=None, sleep=time.sleep, 
             log(f"quiet gate, {label}: still noisy after {waited:.0f} s ({why}); running it anyway "
                 f"(--quiet-gate-wait)")
         elif outcome == FAILED:
-            log(f"quiet gate, {label}: the probe failed (see {_log_path(campaign, 'quiet-gate')}); running it")
+            log(f"quiet gate, {label}: the probe failed (see {runs.log_path(campaign, 'quiet-gate')}); running it")
         elif k > 1:
             log(f"quiet gate, {label}: quiet after {waited:.0f} s ({100 * max(result.lost):.1f} % lost"
                 + (f", {slowed:.1f} % slower" if result.slice_ns else "") + ")")
         return outcome
+
+
+def check_after(campaign, label, probe_fn=None):
+    """With --quiet-gate-after, one probe right after a launch: why the launch ran into a noisy spell
+    ("" when the probe says quiet, failed, or the check is off). A probe that fails never rejects a
+    launch."""
+    if not checks_after(campaign):
+        return ""
+    probe_fn = probe_fn or (lambda k: probe(campaign))
+    result, slowed, why = _probed(campaign, probe_fn, 1, campaign.quiet_gate_after_pct)
+    outcome = FAILED if result is None else NOISY if why else QUIET
+    _record(campaign, label, AFTER, 1, result, slowed, outcome, 0.0)
+    return why
 
 
 def load(campaign):
@@ -207,9 +251,12 @@ def load(campaign):
 
 def summary(campaign):
     """What the gate did, for report.json (None when it never probed)."""
-    rows = load(campaign)
-    if not rows:
+    every_row = load(campaign)
+    if not every_row:
         return None
+    rows = [r for r in every_row if r.get("when") != AFTER]  # the gates; older rows have no `when`
+    after = [r for r in every_row if r.get("when") == AFTER]
+    after_slowed = [float(r["slowed_max_pct"]) for r in after if r["outcome"] == NOISY and r.get("slowed_max_pct")]
     gates = {}  # label -> its probes, in order (a resumed campaign gates a round again: the last counts)
     for r in rows:
         if r["probe"] == "1":
@@ -239,6 +286,11 @@ def summary(campaign):
                                  if campaign.quiet_gate_slowdown_pct > 0 and x > campaign.quiet_gate_slowdown_pct),
         "noisy_slowed_median_pct": statistics.median(slowed) if slowed else None,
         "fastest_slice_per_rank_ns": fastest_slices(campaign),
+        "after_slowdown_pct": campaign.quiet_gate_after_pct,
+        "after_checks": len(after),
+        "after_noisy": sum(1 for r in after if r["outcome"] == NOISY),
+        "after_probe_failed": sum(1 for r in after if r["outcome"] == FAILED),
+        "after_noisy_slowed_median_pct": statistics.median(after_slowed) if after_slowed else None,
     }
 
 
@@ -273,7 +325,23 @@ def paragraph(s):
         if s["noisy_slowed_median_pct"] is not None:
             text += f" (the waited-on probes' slowest rank: {s['noisy_slowed_median_pct']:.1f} % slower, median)"
         text += "."
+    if s["after_checks"]:
+        text += (f" After each measured and traced run (`--quiet-gate-after {s['after_slowdown_pct']:g}`) one more "
+                 f"probe: {s['after_noisy']} of {s['after_checks']} said the launch ran into a noisy spell, which "
+                 f"made it noisy-host, never averaged in and launched again once the host was quiet")
+        if s["after_noisy_slowed_median_pct"] is not None:
+            text += f" (their slowest rank: {s['after_noisy_slowed_median_pct']:.1f} % slower, median)"
+        if s["after_probe_failed"]:
+            text += f"; {s['after_probe_failed']} probes after a launch failed, and their launches were kept"
+        text += "."
     return [text, ""]
+
+
+def gate_relaunch(campaign, label, log):
+    """The gate before a launch is made again because the probe after it said noisy (check_after),
+    whatever --quiet-gate-every says: the host was noisy a moment ago."""
+    if enabled(campaign):
+        wait_for_quiet(campaign, f"{label} again", log)
 
 
 def gate_launch(campaign, label, log, pending=True):

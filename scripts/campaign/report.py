@@ -363,6 +363,7 @@ def build(campaign):
         "attempts": len(records),
         "failures": [r for r in records if r["status"] in (runs.FAILED, runs.TIMEOUT)],
         "slow_cores": [r for r in records if r["status"] == runs.SLOW_CORES],
+        "noisy_host": [r for r in records if r["status"] == runs.NOISY_HOST],
         "core_probes": _core_probes(campaign, records),
         "slots_without_success": [s.slot for s in campaign.schedule if not runs.slot_done(records, s.slot)],
         "deltas_without_measurement": missing,
@@ -541,7 +542,7 @@ def write_csvs(campaign, result):
         for row in result["per_delta"]:
             for t in row["runtimes_ns"]:
                 w.writerow([row["delta_ns"], t])
-    fields = ["delta_ns", "runs_ok", "attempts", "failed", "timed_out", "slow_cores", "mean_ns", "std_ns", "min_ns",
+    fields = ["delta_ns", "runs_ok", "attempts", "failed", "timed_out", "slow_cores", "noisy_host", "mean_ns", "std_ns", "min_ns",
               "max_ns", "cv", "predicted_ns", "predicted_se_ns", "error_ns", "relative_error", "predicted_noise_ns",
               "relative_error_noise", "lambda_L", "rho_L"]
     with open(campaign.path("summary.csv"), "w", newline="") as f:
@@ -627,6 +628,15 @@ def _core_probe_paragraph(result, probes):
         text += f" Parameter launches and traced runs: {again} launched again"
         text += f"; kept although slow-cores: {', '.join(kept)}." if kept else "."
     return text
+
+
+def _noisy_host_sentence(result):
+    """The measured attempts the quiet gate's probe after them rejected, per ΔL: a spell that begins
+    during a run does not care about its ΔL, and a ΔL that lost many more would show otherwise."""
+    per_delta = ", ".join(f"{units.fmt_us(r['delta_ns'])}: {r['noisy_host']}" for r in result["per_delta"])
+    return (f"{len(result['noisy_host'])} measured attempt(s) were noisy-host (the quiet gate's probe after the run "
+            f"said a noisy spell had begun during it; `--quiet-gate-after`), excluded from every mean and launched "
+            f"again; per ΔL {per_delta}.")
 
 
 def _interpolate(points, x):
@@ -1012,6 +1022,8 @@ def markdown(campaign, result):
             lines.append(f"- slot {r['slot']} (ΔL {units.fmt_us(r['delta_ns'])}, round {r['round']}, "
                          f"attempt {r['attempt']}): {r['status']}: {r['reason']}")
         lines.append("")
+    if result["noisy_host"]:
+        lines += [_noisy_host_sentence(result), ""]
     probes = result.get("core_probes")
     if probes:
         lines += [_core_probe_paragraph(result, probes), ""]

@@ -2,8 +2,9 @@
 
 Every attempt leaves <out>/runs/slot-<NNNN>-a<A>/ with output.log, the timer's runtime files and
 record.json; nothing is overwritten, so a failure stays on record next to its retry. A slot is
-done once one of its attempts is "ok"; failed, timed-out and slow-cores attempts (cores.py: the
-host had placed the ranks' cores apart) never enter an average.
+done once one of its attempts is "ok"; failed, timed-out, slow-cores (cores.py: the host had
+placed the ranks' cores apart) and noisy-host attempts (quiet_gate.check_after: the host's noisy
+spell began during the run) never enter an average.
 """
 import glob
 import json
@@ -13,10 +14,16 @@ import signal
 import subprocess
 import time
 
-from . import cores, environment, inject_stats, units
+from . import cores, environment, inject_stats, quiet_gate, units
 from .runtime_records import RecordError, read_core_probes, read_run
 
-OK, FAILED, TIMEOUT, SLOW_CORES = "ok", "failed", "timeout", cores.SLOW_CORES
+OK, FAILED, TIMEOUT, SLOW_CORES, NOISY_HOST = "ok", "failed", "timeout", cores.SLOW_CORES, "noisy-host"
+
+
+def log_path(campaign, name):
+    """<out>/logs/<name>.log, where a preparation step or a probe writes its output."""
+    os.makedirs(campaign.path("logs"), exist_ok=True)
+    return campaign.path("logs", name + ".log")
 
 
 def attempt_dir(campaign, slot, attempt):
@@ -60,6 +67,10 @@ def probed_cpus(campaign, ranks=None):
     return min(ranks or campaign.ranks, cores_here)
 
 
+def attempt_label(slot, attempt):
+    return f"round {slot.round + 1} slot {slot.slot} attempt {attempt}"
+
+
 def run_attempt(campaign, slot, attempt, log=print):
     directory = attempt_dir(campaign, slot.slot, attempt)
     if os.path.exists(directory):
@@ -99,6 +110,10 @@ def run_attempt(campaign, slot, attempt, log=print):
                 record["status"], record["reason"] = SLOW_CORES, guard.reason()
             elif injected:
                 _check_injection(record, directory, campaign.ranks)
+        if record["status"] == OK:
+            spell = quiet_gate.check_after(campaign, attempt_label(slot, attempt))
+            if spell:
+                record["status"], record["reason"] = NOISY_HOST, f"after the run {spell}"
     elif status == TIMEOUT:
         record["reason"] = f"timed out after {campaign.timeout_s:g} s"
     else:
@@ -141,13 +156,14 @@ def run_slot(campaign, slot, log=print):
     """Runs a slot unless it already succeeded: up to max_attempts attempts that fail or time out
     (a retry), plus up to core_retries more after slow-cores attempts, and more while a streak of
     launches outside the core-placement band that began within them can still widen it
-    (cores.out_of_core_retries). Attempts continue numbering
+    (cores.out_of_core_retries), plus up to noisy_retries more after noisy-host attempts, each
+    after the quiet gate. Attempts continue numbering
     after earlier ones, so resuming a campaign adds attempts instead of replacing them."""
     existing = [r for r in load_records(campaign) if r["slot"] == slot.slot]
     if any(r["status"] == OK for r in existing):
         return next(r for r in existing if r["status"] == OK)
     attempt = max([r["attempt"] for r in existing], default=0)
-    failures = slow = 0
+    failures = slow = noisy = 0
     while True:
         attempt += 1
         record = run_attempt(campaign, slot, attempt, log)
@@ -162,6 +178,11 @@ def run_slot(campaign, slot, log=print):
             slow += 1
             if cores.out_of_core_retries(campaign, slow, record.get("band_widened", False)):
                 return record
+        elif record["status"] == NOISY_HOST:
+            noisy += 1
+            if noisy > campaign.noisy_retries:
+                return record
+            quiet_gate.gate_relaunch(campaign, attempt_label(slot, attempt), log)
         else:
             failures += 1
             if failures >= campaign.max_attempts:

@@ -2,7 +2,7 @@
 
 RMSE and RRMSE follow paper 000 (Sec. III-C, Table II): the measured value at each ΔL is the mean
 of its successful runs, RMSE = sqrt(mean over ΔL of (measured - predicted)^2) and
-RRMSE = RMSE / mean over ΔL of measured. Only "ok" runs count; failed, timed-out and slow-cores
+RRMSE = RMSE / mean over ΔL of measured. Only "ok" runs count; failed, timed-out, noisy-host and slow-cores
 attempts are listed separately.
 """
 import math
@@ -55,6 +55,7 @@ def per_delta(records, deltas_ns):
                "failed": sum(1 for r in mine if r["status"] == "failed"),
                "timed_out": sum(1 for r in mine if r["status"] == "timeout"),
                "slow_cores": sum(1 for r in mine if r["status"] == "slow-cores"),
+               "noisy_host": sum(1 for r in mine if r["status"] == "noisy-host"),
                "runtimes_ns": ok}
         if ok:
             m = mean(ok)

@@ -333,33 +333,44 @@ class QuietGateTest(unittest.TestCase):
     def test_probes_before_every_launch_with_throughput_slices(self):
         """--quiet-gate-every launch: one probe before the preparation and one before each measured
         run, each timing throughput slices on both ranks (--quiet-gate-slowdown 1000: every probe
-        passes), each row before its run's start; no round gate."""
+        passes), each row before its run's start; no round gate. --quiet-gate-after 1000: one probe
+        after each measured run, the traced run and its reference run, each after its launch ended."""
         d = temp_dir(self)
         out = os.path.join(d, "c")
         campaign("--build-dir", BUILD_DIR, "-n", "2", "--delta-l", "0", "--reps", "4", "--core-limit", "off",
                  "--trace-runs", "1", "--noise-runs", "1", "--params", hand_made_params(d), "--quiet-gate", "100",
                  "--quiet-gate-probe", "50ms", "--quiet-gate-throughput", "50ms", "--quiet-gate-slowdown", "1000",
-                 "--quiet-gate-every", "launch", "--injector-prefix", "", "-o", out, "--", TEST_APP,
-                 "--compute-ms", "5", "--iterations", "5")
+                 "--quiet-gate-every", "launch", "--quiet-gate-after", "1000", "--injector-prefix", "", "-o", out,
+                 "--", TEST_APP, "--compute-ms", "5", "--iterations", "5")
         with open(os.path.join(out, "quiet-gate.csv")) as f:
-            rows = list(csv.DictReader(f))
+            every_row = list(csv.DictReader(f))
+        rows = [r for r in every_row if r["when"] == "before"]
+        after = [r for r in every_row if r["when"] == "after"]
         records = sorted((x for x in report_records(out) if x["attempt"] == 1), key=lambda x: x["started_unix"])
         self.assertGreaterEqual(len(records), 4)  # 4 rounds of ΔL = 0, and any --floor-target adds
         self.assertEqual([r["label"] for r in rows],
                          ["preparation"] + [f"round {x['round'] + 1} slot {x['slot']}" for x in records])
         for r, x in zip(rows[1:], records):
             self.assertLessEqual(float(r["unix_time"]), x["started_unix"])
-        for r in rows:
+        for r in every_row:
             slices = [float(v) for v in r["slice_median_per_rank_ns"].split(";")]
             self.assertEqual(len(slices), 2)
             self.assertTrue(all(v > 0 for v in slices), slices)
             self.assertGreaterEqual(float(r["slowed_max_pct"]), 0.0)
         self.assertEqual(rows[0]["slowed_max_pct"], "0.00")  # the first probe is its own reference
+        self.assertEqual(sorted(r["label"] for r in after),
+                         sorted(["trace-1-reference", "trace-1"]
+                                + [f"round {x['round'] + 1} slot {x['slot']} attempt 1" for x in records]))
+        self.assertEqual({r["outcome"] for r in after}, {"quiet"})
+        ended = {f"round {x['round'] + 1} slot {x['slot']} attempt 1": x["started_unix"] + x["wall_s"] for x in records}
+        for r in after:
+            if r["label"] in ended:
+                self.assertGreaterEqual(float(r["unix_time"]), ended[r["label"]])
         with open(os.path.join(out, "report.json")) as f:
             gate = json.load(f)["quiet_gate"]
         self.assertEqual((gate["every"], gate["gates"], gate["gates_that_waited"]), ("launch", 1 + len(records), 0))
+        self.assertEqual((gate["after_checks"], gate["after_noisy"]), (2 + len(records), 0))
         self.assertEqual(len(gate["fastest_slice_per_rank_ns"]), 2)
-
 
 if __name__ == "__main__":
     unittest.main()

@@ -237,7 +237,7 @@ class SlowdownTest(unittest.TestCase):
     def test_a_csv_from_before_the_throughput_columns_gains_them(self):
         c = gated_campaign(self)
         with open(c.path(quiet_gate.GATE_CSV), "w") as f:
-            f.write("unix_time,label,probe,lost_max_pct,lost_per_rank_pct,outcome,waited_s\n"
+            f.write("unix_time,label,probe,lost_max_pct,lost_per_rank_pct,outcome,waited_s\n"  # before stop 56
                     "1.0,preparation,1,5.00,5.00;4.00,quiet,0.0\n")
         t = Clock()
         quiet_gate.wait_for_quiet(c, "round 1", print, probe_fn=scripted([[0.05, 0.05]], [[70000.0, 70000.0]]),
@@ -291,6 +291,71 @@ class GateLaunchTest(unittest.TestCase):
             quiet_gate.wait_for_quiet(c, label, print)
         self.assertIn("3 gates (the preparation and every launch among the rounds)",
                       quiet_gate.paragraph(quiet_gate.summary(c))[0])
+
+
+class CheckAfterTest(unittest.TestCase):
+    """--quiet-gate-after: one probe after a launch, judged by its own slowdown threshold; it never
+    waits, and a failed probe rejects nothing (runs the launches: test_runs' NoisyHostTest)."""
+
+    def after_campaign(self, after_pct=9.0):
+        c = gated_campaign(self)
+        c.quiet_gate_after_pct = after_pct
+        t = Clock()
+        quiet_gate.wait_for_quiet(c, "preparation", print, probe_fn=scripted([[0.05, 0.05]], [[70000.0, 70000.0]]),
+                                  sleep=t.sleep, clock=t.clock)
+        return c
+
+    def test_a_rank_slower_than_the_after_threshold_names_the_spell(self):
+        c = self.after_campaign()
+        # 8 % slower: the gate before a launch (6 %) would wait, the check after it (9 %) passes
+        self.assertEqual(quiet_gate.check_after(c, "round 1 slot 0 attempt 1",
+                                                scripted([[0.05, 0.05]], [[75600.0, 70000.0]])), "")
+        why = quiet_gate.check_after(c, "round 1 slot 1 attempt 1", scripted([[0.05, 0.05]], [[70000.0, 77000.0]]))
+        self.assertEqual(why, "a rank computed 10.0 % slower than its fastest probe (> 9 %)")
+        self.assertIn("the CPUs lost 12.0 %", quiet_gate.check_after(c, "trace-2", scripted([[0.12, 0.05]])))
+        rows = quiet_gate.load(c)
+        self.assertEqual([(r["when"], r["outcome"], r["slowed_max_pct"]) for r in rows],
+                         [("before", "quiet", "0.00"), ("after", "quiet", "8.00"), ("after", "noisy", "10.00"),
+                          ("after", "noisy", "")])
+        self.assertEqual({r["waited_s"] for r in rows}, {"0.0"})
+
+    def test_a_failed_probe_or_the_check_off_rejects_nothing(self):
+        c = self.after_campaign()
+        self.assertEqual(quiet_gate.check_after(c, "trace-1", scripted([None])), "")
+        self.assertEqual(quiet_gate.load(c)[-1]["outcome"], quiet_gate.FAILED)
+        off = self.after_campaign(after_pct=0.0)
+        self.assertEqual(quiet_gate.check_after(off, "trace-1", scripted([[0.5, 0.5]])), "")
+        self.assertEqual(len(quiet_gate.load(off)), 1)
+
+    def test_the_summary_keeps_checks_after_out_of_the_gates(self):
+        c = self.after_campaign()
+        quiet_gate.check_after(c, "round 1 slot 0 attempt 1", scripted([[0.05, 0.05]], [[70000.0, 84000.0]]))
+        quiet_gate.check_after(c, "round 1 slot 1 attempt 1", scripted([[0.05, 0.05]], [[70000.0, 70700.0]]))
+        quiet_gate.check_after(c, "trace-2", scripted([None]))
+        t = Clock()
+        quiet_gate.wait_for_quiet(c, "round 1 slot 0 attempt 1 again", print,
+                                  probe_fn=scripted([[0.05, 0.05]], [[70000.0, 70000.0]]), sleep=t.sleep,
+                                  clock=t.clock)
+        s = quiet_gate.summary(c)
+        self.assertEqual((s["gates"], s["probes"], s["gates_that_waited"], s["noisy_by_slowdown"]), (2, 2, 0, 0))
+        self.assertEqual((s["after_checks"], s["after_noisy"], s["after_probe_failed"],
+                          s["after_noisy_slowed_median_pct"]), (3, 1, 1, 20.0))
+        text = quiet_gate.paragraph(s)[0]
+        self.assertIn("After each measured and traced run (`--quiet-gate-after 9`) one more probe: 1 of 3 said the "
+                      "launch ran into a noisy spell", text)
+        self.assertIn("(their slowest rank: 20.0 % slower, median); 1 probes after a launch failed", text)
+
+    def test_a_relaunch_is_gated_in_round_mode_too(self):
+        c = self.after_campaign()
+        probed = []
+        original = quiet_gate.probe
+        quiet_gate.probe = lambda campaign: probed.append(campaign) or quiet_gate.Probe([0.01, 0.01])
+        self.addCleanup(setattr, quiet_gate, "probe", original)
+        quiet_gate.gate_relaunch(c, "trace-3", print)
+        self.assertEqual(quiet_gate.load(c)[-1]["label"], "trace-3 again")
+        c.quiet_gate_pct = 0.0
+        quiet_gate.gate_relaunch(c, "trace-4", print)
+        self.assertEqual(len(probed), 1)
 
 
 if __name__ == "__main__":

@@ -523,6 +523,79 @@ class SlowCoresRetryTest(unittest.TestCase):
         self.assertEqual((record["status"], tried), ("slow-cores", [1, 2, 3, 4]))
 
 
+class NoisyHostTest(unittest.TestCase):
+    """--quiet-gate-after: a real run or traced run after which the quiet gate's probe says a noisy
+    spell began is noisy-host, never averaged in, and launched again once the gate finds the host
+    quiet. A spell cannot be produced on demand, so the probes are scripted; the launches are real."""
+
+    def noisy_campaign(self, probes):
+        from campaign import config, quiet_gate, schedule
+        d = temp_dir(self)
+        c = config.Campaign(out_dir=d, app=[TEST_APP, "--compute-ms", "5", "--iterations", "2"], ranks=2,
+                            deltas_ns=[0.0], reps=1, mpiexec=[MPIEXEC], core_limit="off", quiet_gate_pct=9.0,
+                            quiet_gate_after_pct=9.0, noisy_retries=2, quiet_gate_pause_s=0.0,
+                            tools=config.find_tools(BUILD_DIR, {}), schedule=schedule.make_schedule([0.0], 1, 1))
+        c.save()
+        slices = iter(probes)
+        original = quiet_gate.probe
+        quiet_gate.probe = lambda campaign: quiet_gate.Probe([0.05, 0.05], next(slices))
+        self.addCleanup(setattr, quiet_gate, "probe", original)
+        quiet_gate.wait_for_quiet(c, "preparation", lambda *_: None)  # the ranks' fastest slices: 70 us
+        return c
+
+    def outcomes(self, c):
+        from campaign import quiet_gate
+        return [(r["label"], r["when"], r["outcome"]) for r in quiet_gate.load(c)]
+
+    def test_a_run_into_a_spell_is_launched_again_and_not_averaged(self):
+        from campaign import report, runs
+        fast, slow = [70000.0, 70000.0], [70000.0, 80000.0]  # rank 1 14.3 % slower
+        c = self.noisy_campaign([fast, slow, fast, fast])
+        record = runs.run_slot(c, c.schedule[0], log=lambda *_: None)
+        self.assertEqual((record["status"], record["attempt"]), ("ok", 2))
+        first = [r for r in runs.load_records(c) if r["attempt"] == 1][0]
+        self.assertEqual(first["status"], "noisy-host")
+        self.assertIsNotNone(first["runtime_ns"])  # measured, on record, but no measurement of ΔL
+        self.assertIn("a rank computed 14.3 % slower than its fastest probe (> 9 %)", first["reason"])
+        self.assertEqual(self.outcomes(c), [("preparation", "before", "quiet"),
+                                            ("round 1 slot 0 attempt 1", "after", "noisy"),
+                                            ("round 1 slot 0 attempt 1 again", "before", "quiet"),
+                                            ("round 1 slot 0 attempt 2", "after", "quiet")])
+        result = report.build(c)
+        row = result["per_delta"][0]
+        self.assertEqual((row["runs_ok"], row["attempts"], row["noisy_host"]), (1, 2, 1))
+        self.assertEqual(row["mean_ns"], record["runtime_ns"])
+        self.assertIn("1 measured attempt(s) were noisy-host", report._noisy_host_sentence(result))
+        s = result["quiet_gate"]
+        self.assertEqual((s["gates"], s["after_checks"], s["after_noisy"]), (2, 2, 1))
+
+    def test_noisy_retries_end_with_the_slot_open(self):
+        from campaign import runs
+        fast, slow = [70000.0, 70000.0], [70000.0, 80000.0]
+        c = self.noisy_campaign([fast, slow, fast, slow, fast, slow])
+        record = runs.run_slot(c, c.schedule[0], log=lambda *_: None)
+        self.assertEqual((record["status"], record["attempt"]), ("noisy-host", 3))  # --noisy-retries 2
+        self.assertFalse(runs.slot_done(runs.load_records(c), 0))
+
+    def test_traced_and_reference_runs_into_a_spell_are_launched_again(self):
+        from campaign import prepare
+        fast, slow = [70000.0, 70000.0], [80000.0, 70000.0]
+        # the reference run once, then the traced run once, ran into a spell
+        c = self.noisy_campaign([fast, slow, fast, fast, slow, fast, fast])
+        logged = []
+        prepare.trace_once(c, 1, logged.append)
+        self.assertTrue(prepare.trace_done(c, 1))
+        self.assertEqual(self.outcomes(c), [("preparation", "before", "quiet"),
+                                            ("trace-1-reference", "after", "noisy"),
+                                            ("trace-1-reference again", "before", "quiet"),
+                                            ("trace-1-reference", "after", "quiet"),
+                                            ("trace-1", "after", "noisy"),
+                                            ("trace-1 again", "before", "quiet"),
+                                            ("trace-1", "after", "quiet")])
+        self.assertTrue(any(line.startswith("trace-1: noisy-host, launching again") for line in logged), logged)
+        self.assertTrue(os.listdir(prepare.trace_run_dirs(c, 1)[0]))  # the trace of the launch kept
+
+
 class EnvironmentTest(unittest.TestCase):
     def test_references_and_traced_runs_read_LLAMP_DELTA_L_like_the_runs_at_zero(self):
         """The patched MPICH parses LLAMP_DELTA_L in MPI_Init; a reference or traced run without the
