@@ -32,10 +32,10 @@ the gate finds the host quiet, up to --noisy-retries more times, like a slow-cor
 (stop 56, table AG18, app_halo2d): 4 of 66 runs that passed their gate still took 12-36 % longer
 than their ΔL's median, and each was followed by a probe with a rank 9.5-34 % slower; at 9 % the
 probe after a run flagged those 4 and 5 of the other 62 (three 3.7-5.1 % above their ΔL's median,
-two within 1 % of it).
-Traced runs are checked too: a prediction from traces taken in spells would be biased against
-runs that exclude them. Noise recordings and parameter launches are not: a recording says itself
-how noisy it was, and the parameters are medians over many round trips and launches.
+two within 1 % of it). Traced runs are checked too: a prediction from traces taken in spells would
+be biased against runs that exclude them. Noise recordings and parameter launches are not: a
+recording says itself how noisy it was, and the parameters are medians over many round trips and
+launches.
 """
 import csv
 import json
@@ -332,7 +332,7 @@ def paragraph(s):
         if s["after_noisy_slowed_median_pct"] is not None:
             text += f" (their slowest rank: {s['after_noisy_slowed_median_pct']:.1f} % slower, median)"
         if s["after_probe_failed"]:
-            text += f"; {s['after_probe_failed']} probes after a launch failed, and their launches were kept"
+            text += f"; {s['after_probe_failed']} probe(s) after a launch failed, and their launches were kept"
         text += "."
     return [text, ""]
 

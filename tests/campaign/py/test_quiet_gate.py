@@ -343,7 +343,7 @@ class CheckAfterTest(unittest.TestCase):
         text = quiet_gate.paragraph(s)[0]
         self.assertIn("After each measured and traced run (`--quiet-gate-after 9`) one more probe: 1 of 3 said the "
                       "launch ran into a noisy spell", text)
-        self.assertIn("(their slowest rank: 20.0 % slower, median); 1 probes after a launch failed", text)
+        self.assertIn("(their slowest rank: 20.0 % slower, median); 1 probe(s) after a launch failed", text)
 
     def test_a_relaunch_is_gated_in_round_mode_too(self):
         c = self.after_campaign()
