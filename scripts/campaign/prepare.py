@@ -403,7 +403,10 @@ def _probed_launch(campaign, name, what, cmd, env, fresh_dirs, runtime_dir, log)
             log(f"{name}: still noisy-host after {noisy} more launches; kept (after it {spell})")
             break
         log(f"{name}: noisy-host, launching again once the host is quiet (after it {spell})")
-        quiet_gate.gate_relaunch(campaign, name, log)
+        if quiet_gate.gate_relaunch(campaign, name, log) == quiet_gate.TIMED_OUT:
+            # a spell that outlasts --quiet-gate-wait: another launch now would run in it too
+            log(f"{name}: the host stayed noisy for --quiet-gate-wait; the noisy-host launch is kept")
+            break
     try:
         return read_run(runtime_dir, campaign.ranks)[1]
     except RecordError as e:

@@ -339,9 +339,11 @@ def paragraph(s):
 
 def gate_relaunch(campaign, label, log):
     """The gate before a launch is made again because the probe after it said noisy (check_after),
-    whatever --quiet-gate-every says: the host was noisy a moment ago."""
+    whatever --quiet-gate-every says: the host was noisy a moment ago. Returns the gate's outcome
+    (None when the gate is off)."""
     if enabled(campaign):
-        wait_for_quiet(campaign, f"{label} again", log)
+        return wait_for_quiet(campaign, f"{label} again", log)
+    return None
 
 
 def gate_launch(campaign, label, log, pending=True):

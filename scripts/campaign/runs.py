@@ -157,7 +157,7 @@ def run_slot(campaign, slot, log=print):
     (a retry), plus up to core_retries more after slow-cores attempts, and more while a streak of
     launches outside the core-placement band that began within them can still widen it
     (cores.out_of_core_retries), plus up to noisy_retries more after noisy-host attempts, each
-    after the quiet gate. Attempts continue numbering
+    after the quiet gate (none once that gate timed out). Attempts continue numbering
     after earlier ones, so resuming a campaign adds attempts instead of replacing them."""
     existing = [r for r in load_records(campaign) if r["slot"] == slot.slot]
     if any(r["status"] == OK for r in existing):
@@ -182,7 +182,14 @@ def run_slot(campaign, slot, log=print):
             noisy += 1
             if noisy > campaign.noisy_retries:
                 return record
-            quiet_gate.gate_relaunch(campaign, attempt_label(slot, attempt), log)
+            if quiet_gate.gate_relaunch(campaign, attempt_label(slot, attempt), log) == quiet_gate.TIMED_OUT:
+                # A spell longer than --quiet-gate-wait: launching again now would measure it again
+                # (table AG19: one slot's gate waited 290 s, its run was noisy-host, and so was the
+                # host for the next 300 s). The slot stays open; the rounds --floor-target adds
+                # measure its ΔL later.
+                log(f"[slot {slot.slot:4d}] the host stayed noisy for --quiet-gate-wait after a noisy-host "
+                    f"attempt; left open")
+                return record
         else:
             failures += 1
             if failures >= campaign.max_attempts:

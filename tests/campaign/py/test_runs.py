@@ -577,6 +577,17 @@ class NoisyHostTest(unittest.TestCase):
         self.assertEqual((record["status"], record["attempt"]), ("noisy-host", 3))  # --noisy-retries 2
         self.assertFalse(runs.slot_done(runs.load_records(c), 0))
 
+    def test_a_spell_that_outlasts_the_gate_leaves_the_slot_open(self):
+        from campaign import runs
+        fast, slow = [70000.0, 70000.0], [70000.0, 80000.0]
+        c = self.noisy_campaign([fast, slow, slow])
+        c.quiet_gate_wait_s = 0.0  # the relaunch gate's first noisy probe times out
+        logged = []
+        record = runs.run_slot(c, c.schedule[0], log=logged.append)
+        self.assertEqual((record["status"], record["attempt"]), ("noisy-host", 1))
+        self.assertEqual(self.outcomes(c)[-1], ("round 1 slot 0 attempt 1 again", "before", "timed-out"))
+        self.assertIn("left open", logged[-1])
+
     def test_traced_and_reference_runs_into_a_spell_are_launched_again(self):
         from campaign import prepare
         fast, slow = [70000.0, 70000.0], [80000.0, 70000.0]
@@ -594,6 +605,19 @@ class NoisyHostTest(unittest.TestCase):
                                             ("trace-1", "after", "quiet")])
         self.assertTrue(any(line.startswith("trace-1: noisy-host, launching again") for line in logged), logged)
         self.assertTrue(os.listdir(prepare.trace_run_dirs(c, 1)[0]))  # the trace of the launch kept
+
+    def test_a_traced_run_in_a_spell_that_outlasts_the_gate_is_kept(self):
+        from campaign import prepare
+        fast, slow = [70000.0, 70000.0], [80000.0, 70000.0]
+        c = self.noisy_campaign([fast, fast, slow, slow])
+        c.quiet_gate_wait_s = 0.0
+        logged = []
+        prepare.trace_once(c, 1, logged.append)
+        self.assertTrue(prepare.trace_done(c, 1))
+        self.assertEqual([o[0] for o in self.outcomes(c)],
+                         ["preparation", "trace-1-reference", "trace-1", "trace-1 again"])
+        self.assertEqual(logged[-2], "trace-1: the host stayed noisy for --quiet-gate-wait; the noisy-host launch "
+                                     "is kept")
 
 
 class EnvironmentTest(unittest.TestCase):
