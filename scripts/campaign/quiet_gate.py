@@ -119,7 +119,7 @@ def _append(campaign, row):
     if os.path.exists(path):
         with open(path, newline="") as f:
             header = next(csv.reader(f), [])
-        if header != FIELDS:  # a campaign begun before the throughput columns: rewritten with them
+        if header != FIELDS:  # a campaign begun before the throughput or `when` columns: rewritten with them
             rows = load(campaign)
             with open(path, "w", newline="") as f:
                 w = csv.DictWriter(f, fieldnames=FIELDS, restval="")

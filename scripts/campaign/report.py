@@ -542,8 +542,8 @@ def write_csvs(campaign, result):
         for row in result["per_delta"]:
             for t in row["runtimes_ns"]:
                 w.writerow([row["delta_ns"], t])
-    fields = ["delta_ns", "runs_ok", "attempts", "failed", "timed_out", "slow_cores", "noisy_host", "mean_ns", "std_ns", "min_ns",
-              "max_ns", "cv", "predicted_ns", "predicted_se_ns", "error_ns", "relative_error", "predicted_noise_ns",
+    fields = ["delta_ns", "runs_ok", "attempts", "failed", "timed_out", "slow_cores", "noisy_host", "mean_ns", "std_ns",
+              "min_ns", "max_ns", "cv", "predicted_ns", "predicted_se_ns", "error_ns", "relative_error", "predicted_noise_ns",
               "relative_error_noise", "lambda_L", "rho_L"]
     with open(campaign.path("summary.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")

@@ -2,8 +2,8 @@
 
 RMSE and RRMSE follow paper 000 (Sec. III-C, Table II): the measured value at each ΔL is the mean
 of its successful runs, RMSE = sqrt(mean over ΔL of (measured - predicted)^2) and
-RRMSE = RMSE / mean over ΔL of measured. Only "ok" runs count; failed, timed-out, noisy-host and slow-cores
-attempts are listed separately.
+RRMSE = RMSE / mean over ΔL of measured. Only "ok" runs count; failed, timed-out, slow-cores and
+noisy-host attempts are listed separately.
 """
 import math
 

@@ -310,7 +310,8 @@ class QuietGateTest(unittest.TestCase):
         campaign("--build-dir", BUILD_DIR, "-n", "2", "--delta-l", "0", "--reps", "2", "--core-limit", "off",
                  "--floor-target", "0.0001", "--max-reps", "3", "--trace-runs", "1", "--noise-runs", "1",
                  "--params", hand_made_params(d), "--quiet-gate", "100", "--quiet-gate-probe", "50ms",
-                 "--quiet-gate-slowdown", "1000", "--injector-prefix", "", "-o", out, "--", TEST_APP, "--compute-ms", "5", "--iterations", "5")
+                 "--quiet-gate-slowdown", "1000", "--injector-prefix", "", "-o", out, "--", TEST_APP,
+                 "--compute-ms", "5", "--iterations", "5")
         with open(os.path.join(out, "quiet-gate.csv")) as f:
             rows = list(csv.DictReader(f))
         self.assertEqual([r["label"] for r in rows], ["preparation", "round 1", "round 2", "round 3"])
