@@ -14,14 +14,17 @@ Every parameter of every traced call must be mapped (to a struct field, or expli
 so that an MPI header with renamed parameters fails here, loudly, instead of silently tracing less.
 
 The MPI 4.0 large-count variant of a traced call (MPI_Send_c, ...) gets the same wrapper, recorded
-as the call itself with the large-count flag. Calls llamp cannot model (UNTRACED below, and their
-"_c" variants) get a wrapper that only counts them: the rank writes untraced-NNNNN.json at
-MPI_Finalize and schedgen refuses to build a graph that would lack their communication.
+as the call itself with the large-count flag. Calls llamp cannot model (UNTRACED in
+core/gen/mpi_prototypes.py, and their "_c" variants) get a wrapper that only counts them: the rank
+writes untraced-NNNNN.json at MPI_Finalize and schedgen refuses to build a graph that would lack
+their communication.
 """
 import argparse
 import os
-import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "core", "gen"))
+from mpi_prototypes import parse_params, read_calls, read_prototypes, untraced_calls  # noqa: E402
 
 # family -> (struct, recorder, gate, parameter map)
 #   gate "tracing": the wrapper only forwards while tracing is off or paused.
@@ -99,67 +102,6 @@ PREPARE = {"send": "prepare_p2p", "recv": "prepare_p2p", "isend": "prepare_p2p",
 # [[gnu::noinline]] where they are defined.
 FLATTEN = set(PREPARE) | {"completion"}
 
-# What each group of untraced calls is, and its calls (those the MPI library lacks are skipped).
-UNTRACED = {
-    "one-sided communication": [
-        "Put", "Get", "Accumulate", "Get_accumulate", "Fetch_and_op", "Compare_and_swap", "Rput", "Rget",
-        "Raccumulate", "Rget_accumulate", "Win_fence", "Win_start", "Win_complete", "Win_post", "Win_wait",
-        "Win_test", "Win_lock", "Win_unlock", "Win_lock_all", "Win_unlock_all", "Win_flush", "Win_flush_all",
-        "Win_flush_local", "Win_flush_local_all", "Win_sync"],
-    "partitioned communication": ["Psend_init", "Precv_init", "Pready", "Pready_range", "Pready_list", "Parrived"],
-}
-
-PROTO_RE = re.compile(r"\bint\s+MPI_(\w+)\s*\(([^;]*?)\)\s*(?:MPICH_\w+\s*(?:\([^)]*\))?\s*)*;", re.S)
-INCLUDE_RE = re.compile(r'#\s*include\s*[<"]([\w.]+)[>"]')
-
-
-def read_calls(def_path):
-    calls = []
-    with open(def_path) as f:
-        text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
-    for m in re.finditer(r"LLAMP_CALL\(\s*(\w+)\s*,\s*(\w+)\s*\)", text):
-        calls.append((m.group(1), m.group(2)))
-    if not calls:
-        sys.exit(f"{def_path}: no LLAMP_CALL lines found")
-    return calls
-
-
-def read_prototypes(mpi_h):
-    """Prototypes from mpi.h and the headers it includes that live beside it (mpi_proto.h)."""
-    folder = os.path.dirname(mpi_h)
-    protos, seen, pending = {}, set(), [mpi_h]
-    while pending:
-        path = pending.pop()
-        if path in seen:
-            continue
-        seen.add(path)
-        with open(path) as f:
-            text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
-        for inc in INCLUDE_RE.findall(text):
-            candidate = os.path.join(folder, inc)
-            if os.path.exists(candidate) and not inc.startswith("mpicxx"):
-                pending.append(candidate)
-        for m in PROTO_RE.finditer(text):
-            protos.setdefault(m.group(1), " ".join(m.group(2).split()))
-    return protos
-
-
-def parse_params(text, where):
-    """'const void *buf, int count' -> [(decl, name, type_without_name)]."""
-    if text.strip() in ("", "void"):
-        return []
-    out = []
-    for decl in (p.strip() for p in text.split(",")):
-        if decl == "...":
-            out.append((decl, "...", "..."))
-            continue
-        m = re.match(r"^(.*?)(\w+)\s*((?:\[\s*\w*\s*\])*)$", decl)
-        if not m:
-            sys.exit(f"{where}: cannot parse parameter '{decl}'")
-        out.append((decl, m.group(2), (m.group(1) + m.group(3)).strip()))
-    return out
-
-
 def wrapper(name, family, params, where, large_count=False):
     """The wrapper of MPI_<name>; with large_count, of MPI_<name>_c, recorded as MPI_<name> with the
     large-count flag (its count arrays go to the struct's *_c fields)."""
@@ -218,16 +160,6 @@ def wrapper(name, family, params, where, large_count=False):
             f"  LLAMP_TRACER_GUARD(::llamp::tracer::{recorder}({call}, t0, t1, rc, a));\n"
             f"  return rc;\n"
             f"}}\n")
-
-
-def untraced_calls(protos):
-    """[(name, what)] for the counted-only wrappers, in a stable order: the untraced calls and
-    their large-count variants."""
-    out = []
-    for what, names in UNTRACED.items():
-        out += [(n, what) for n in names if n in protos]
-        out += [(n + "_c", what) for n in names if n + "_c" in protos]
-    return out
 
 
 def untraced_wrapper(index, name, params, where):

@@ -124,6 +124,10 @@ def run_parser():
                         "rank computes more than PCT %% slower than its fastest probe (or loses more than --quiet-gate "
                         "%% to detours) ran into a noisy spell: 'noisy-host', recorded, never averaged in, launched "
                         "again once the gate finds the host quiet (default 0: off)")
+    p.add_argument("--noisy-compute", type=float, default=0.0, metavar="PCT",
+                   help="a measured run, traced run or reference run in which a rank computed (outside MPI) more than "
+                        "PCT %% longer than in the campaign's fastest launch of its kind was slowed by the host: "
+                        "'noisy-host', recorded, never averaged in, launched again (default 0: off)")
     p.add_argument("--noisy-retries", type=int, default=5, metavar="K",
                    help="launches again after noisy-host ones, per run, traced run and reference run (default 5)")
     p.add_argument("--params", help="use this LogGP parameter file instead of measuring one")
@@ -225,9 +229,10 @@ def new_campaign(argv):
     except units.UnitError as e:
         raise SystemExit(f"llamp-campaign: {e}")
     if min(args.quiet_gate, args.quiet_gate_wait, args.quiet_gate_pause, args.quiet_gate_slowdown,
-           args.quiet_gate_after, args.noisy_retries) < 0:
+           args.quiet_gate_after, args.noisy_compute, args.noisy_retries) < 0:
         raise SystemExit("llamp-campaign: --quiet-gate, --quiet-gate-wait, --quiet-gate-pause, "
-                         "--quiet-gate-slowdown, --quiet-gate-after and --noisy-retries must not be negative")
+                         "--quiet-gate-slowdown, --quiet-gate-after, --noisy-compute and --noisy-retries must not be "
+                         "negative")
     if args.quiet_gate_after > 0 and args.quiet_gate <= 0:
         raise SystemExit("llamp-campaign: --quiet-gate-after probes with the quiet gate's probe; set --quiet-gate too")
     if args.quiet_gate > 0 and args.mode == "slurm":
@@ -297,7 +302,7 @@ def new_campaign(argv):
         quiet_gate_pause_s=args.quiet_gate_pause, quiet_gate_probe=args.quiet_gate_probe,
         quiet_gate_throughput=args.quiet_gate_throughput, quiet_gate_slowdown_pct=args.quiet_gate_slowdown,
         quiet_gate_every=args.quiet_gate_every, quiet_gate_after_pct=args.quiet_gate_after,
-        noisy_retries=args.noisy_retries,
+        noisy_compute_pct=args.noisy_compute, noisy_retries=args.noisy_retries,
         max_reps=_bound(max(args.floor_target, args.trace_floor_target), args.max_reps, args.reps, 2),
         schedule=schedule.make_schedule(deltas, args.reps, args.seed))
     c.save()

@@ -69,6 +69,7 @@ class Campaign:
     quiet_gate_slowdown_pct: float = 6.0  # ... and waits while a rank's slices are this much slower than its fastest
     quiet_gate_every: str = "round"   # "round" or "launch": what each gate comes before
     quiet_gate_after_pct: float = 0.0  # quiet_gate.check_after: a run this much slower after it is noisy-host; 0: off
+    noisy_compute_pct: float = 0.0    # compute_check.py: a rank computing this much longer is noisy-host; 0: off
     noisy_retries: int = 5            # launches again after noisy-host ones
     inject_stats: bool = True         # LLAMP_INJECT_STATS in the runs at ΔL > 0 (inject_stats.py)
     schedule: list = field(default_factory=list)

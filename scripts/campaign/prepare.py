@@ -12,7 +12,7 @@ import shutil
 import statistics
 import subprocess
 
-from . import cores, environment, quiet_gate
+from . import compute_check, cores, environment, quiet_gate
 from .runs import OK, log_path, probed_cpus, run_command
 from .runtime_records import RecordError, read_core_probes, read_run
 
@@ -379,10 +379,11 @@ def trace_until_representative(campaign, log):
         trace_once(campaign, k, log, "trace-target")
 
 
-def _probed_launch(campaign, name, what, cmd, env, fresh_dirs, runtime_dir, log):
+def _probed_launch(campaign, name, what, cmd, env, fresh_dirs, runtime_dir, log, kind=compute_check.UNTRACED):
     """One launch at ΔL = 0 between core probes (launched again while they say slow-cores, and while
-    the quiet gate's probe after it says noisy: quiet_gate.check_after), into fresh folders; returns
-    the run's runtime from its runtime records."""
+    it is noisy-host: a rank computed too slowly, compute_check.check, or the quiet gate's probe after
+    it says noisy, quiet_gate.check_after), into fresh folders; returns the run's runtime from its
+    runtime records."""
 
     def launch(guard):
         for d in fresh_dirs:
@@ -396,13 +397,15 @@ def _probed_launch(campaign, name, what, cmd, env, fresh_dirs, runtime_dir, log)
 
     for noisy in range(campaign.noisy_retries + 1):
         _guarded_step(campaign, name, probed_cpus(campaign), launch, log)
-        spell = quiet_gate.check_after(campaign, name)
+        slowed = compute_check.check(campaign, runtime_dir, kind)[0]
+        after = "" if slowed else quiet_gate.check_after(campaign, name)
+        spell = f"in it {slowed}" if slowed else f"after it {after}" if after else ""
         if not spell:
             break
         if noisy == campaign.noisy_retries:
-            log(f"{name}: still noisy-host after {noisy} more launches; kept (after it {spell})")
+            log(f"{name}: still noisy-host after {noisy} more launches; kept ({spell})")
             break
-        log(f"{name}: noisy-host, launching again once the host is quiet (after it {spell})")
+        log(f"{name}: noisy-host, launching again once the host is quiet ({spell})")
         if quiet_gate.gate_relaunch(campaign, name, log) == quiet_gate.TIMED_OUT:
             # a spell that outlasts --quiet-gate-wait: another launch now would run in it too
             log(f"{name}: the host stayed noisy for --quiet-gate-wait; the noisy-host launch is kept")
@@ -450,7 +453,7 @@ def trace_once(campaign, k, log, added_because=""):
     env["LLAMP_RUNTIME_DIR"] = runtime_dir
     environment.with_preload(env, [campaign.tools.timer_lib, campaign.tools.tracer_lib])
     traced_runtime = _probed_launch(campaign, f"trace-{k}", f"traced run {k}", cmd, env, [trace_dir, runtime_dir],
-                                    runtime_dir, log)
+                                    runtime_dir, log, compute_check.TRACED)
     open(done, "w").close()
     log(f"trace {k}/{max(campaign.trace_runs, k)}: {trace_dir} (traced run {traced_runtime / 1e9:.4f} s{reference})")
 

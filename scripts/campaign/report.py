@@ -8,7 +8,7 @@ import statistics
 
 from . import prediction as prediction_mod
 from . import prepare
-from . import ensemble, inject_stats, noise, quiet_gate, rounds, runs, stats, t0_split, trace_weights, units
+from . import compute_check, ensemble, inject_stats, noise, quiet_gate, rounds, runs, stats, t0_split, trace_weights, units
 
 
 def _prediction(campaign, name="analysis.json"):
@@ -373,6 +373,7 @@ def build(campaign):
         "injector_delivery": inject_stats.per_delta(records, rows),
         "injector_late_spread": inject_stats.late_spread(records),
         "quiet_gate": quiet_gate.summary(campaign),
+        "noisy_compute": compute_check.summary(campaign, records),
     }
     traced = _traced_runs(campaign)
     result["traced_runtime_ns"] = traced.get("traced_runtime_ns")
@@ -527,7 +528,7 @@ def write_csvs(campaign, result):
     records = runs.load_records(campaign)
     fields = ["slot", "round", "delta_ns", "attempt", "status", "exit_code", "runtime_ns", "wall_s",
               "started_unix", "host", "core_before_ns", "core_init_ns", "core_finalize_ns", "core_during_ns",
-              "core_during_min_ns", "core_after_ns",
+              "core_during_min_ns", "core_after_ns", "compute_slowed_pct",
               "reason", "directory"]
     with open(campaign.path("runs.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
@@ -631,12 +632,19 @@ def _core_probe_paragraph(result, probes):
 
 
 def _noisy_host_sentence(result):
-    """The measured attempts the quiet gate's probe after them rejected, per ΔL: a spell that begins
-    during a run does not care about its ΔL, and a ΔL that lost many more would show otherwise."""
+    """The measured attempts rejected as noisy-host, per ΔL and by which check: a spell during a run
+    does not care about its ΔL, and a ΔL that lost many more would show otherwise."""
     per_delta = ", ".join(f"{units.fmt_us(r['delta_ns'])}: {r['noisy_host']}" for r in result["per_delta"])
-    return (f"{len(result['noisy_host'])} measured attempt(s) were noisy-host (the quiet gate's probe after the run "
-            f"said a noisy spell had begun during it; `--quiet-gate-after`), excluded from every mean and launched "
-            f"again; per ΔL {per_delta}.")
+    in_run = sum(1 for r in result["noisy_host"] if r.get("reason", "").startswith("in the run"))
+    after = len(result["noisy_host"]) - in_run
+    why = []
+    if in_run:
+        why.append(f"{in_run} because a rank computed too slowly outside MPI (`--noisy-compute`)")
+    if after:
+        why.append(f"{after} because the quiet gate's probe after the run said a noisy spell had begun during it "
+                   f"(`--quiet-gate-after`)")
+    return (f"{len(result['noisy_host'])} measured attempt(s) were noisy-host ({'; '.join(why)}), excluded from "
+            f"every mean and launched again; per ΔL {per_delta}.")
 
 
 def _interpolate(points, x):
@@ -1024,6 +1032,7 @@ def markdown(campaign, result):
         lines.append("")
     if result["noisy_host"]:
         lines += [_noisy_host_sentence(result), ""]
+    lines += compute_check.paragraph(result.get("noisy_compute"))
     probes = result.get("core_probes")
     if probes:
         lines += [_core_probe_paragraph(result, probes), ""]

@@ -3,8 +3,8 @@
 Every attempt leaves <out>/runs/slot-<NNNN>-a<A>/ with output.log, the timer's runtime files and
 record.json; nothing is overwritten, so a failure stays on record next to its retry. A slot is
 done once one of its attempts is "ok"; failed, timed-out, slow-cores (cores.py: the host had
-placed the ranks' cores apart) and noisy-host attempts (quiet_gate.check_after: the host's noisy
-spell began during the run) never enter an average.
+placed the ranks' cores apart) and noisy-host attempts (compute_check.check: a rank computed too
+slowly; quiet_gate.check_after: the host's noisy spell began during the run) never enter an average.
 """
 import glob
 import json
@@ -14,7 +14,7 @@ import signal
 import subprocess
 import time
 
-from . import cores, environment, inject_stats, quiet_gate, units
+from . import compute_check, cores, environment, inject_stats, quiet_gate, units
 from .runtime_records import RecordError, read_core_probes, read_run
 
 OK, FAILED, TIMEOUT, SLOW_CORES, NOISY_HOST = "ok", "failed", "timeout", cores.SLOW_CORES, "noisy-host"
@@ -110,6 +110,10 @@ def run_attempt(campaign, slot, attempt, log=print):
                 record["status"], record["reason"] = SLOW_CORES, guard.reason()
             elif injected:
                 _check_injection(record, directory, campaign.ranks)
+        if record["status"] == OK:
+            slowed, record["compute_slowed_pct"] = compute_check.check(campaign, directory)
+            if slowed:
+                record["status"], record["reason"] = NOISY_HOST, f"in the run {slowed}"
         if record["status"] == OK:
             spell = quiet_gate.check_after(campaign, attempt_label(slot, attempt))
             if spell:

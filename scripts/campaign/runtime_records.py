@@ -3,11 +3,13 @@
     llamp-runtime rank <r> size <p> runtime_ns <n> init_end_ns <a> finalize_start_ns <b>
                   [core_init_ns <x> core_finalize_ns <y>
                    [core_run_max_ns <m> core_run_probes <k> [core_run_min_ns <s>]]]
+                  [compute_ns <c> mpi_calls <k>]
 
 The runtime of a run is the maximum over ranks of (MPI_Finalize start - MPI_Init end). The
 optional pairs are the in-run core probes (LLAMP_CORE_PROBE_SHM; -1 when a peer did not answer)
 and the probes during the run (LLAMP_CORE_PROBE_PERIOD_MS: the largest and the smallest of k; records
-of stop 13 have no smallest), written by each node's first rank.
+of stop 13 have no smallest), written by each node's first rank. compute_ns is the rank's time
+outside MPI's communication calls (every rank; records before stop 58 have none).
 """
 import glob
 import os
@@ -19,7 +21,7 @@ class RecordError(Exception):
 
 def parse_line(line, path):
     fields = line.split()
-    if len(fields) not in (11, 15, 19, 21) or fields[0] != "llamp-runtime":
+    if len(fields) < 11 or len(fields) % 2 == 0 or fields[0] != "llamp-runtime":
         raise RecordError(f"{path}:1: not a llamp-runtime record: '{line.strip()}'")
     try:
         values = {fields[i]: int(fields[i + 1]) for i in range(1, len(fields), 2)}
@@ -65,4 +67,15 @@ def read_core_probes(directory):
             found["during"] = max(found.get("during", rec["core_run_max_ns"]), rec["core_run_max_ns"])
             if rec.get("core_run_min_ns", -1) >= 0:
                 found["during_min"] = min(found.get("during_min", rec["core_run_min_ns"]), rec["core_run_min_ns"])
+    return found
+
+
+def read_compute(directory):
+    """{rank: ns}: each rank's computation outside MPI ({} when the records have none)."""
+    found = {}
+    for path in sorted(glob.glob(os.path.join(directory, "runtime-*.txt"))):
+        with open(path) as f:
+            rec = parse_line(f.readline(), path)
+        if "compute_ns" in rec:
+            found[rec["rank"]] = rec["compute_ns"]
     return found

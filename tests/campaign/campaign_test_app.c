@@ -10,6 +10,8 @@
  *                                            LLAMP_TRACE_DIR (a campaign's measured runs)
  *                     [--hang-once MARKER]   first run: create it, rank 0 sleeps forever
  *                     [--fail-always]        every run: MPI_Abort(4)
+ *                     [--slow-once MARKER]   first run: create it, rank 0 computes 3x as long
+ *                                            (what a host's noisy spell does to a run)
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -48,7 +50,7 @@ static int first_time(const char *marker) {
 int main(int argc, char **argv) {
   double compute_ms = 20;
   int iterations = 10;
-  const char *fail_once = NULL, *hang_once = NULL, *fail_once_untraced = NULL;
+  const char *fail_once = NULL, *hang_once = NULL, *fail_once_untraced = NULL, *slow_once = NULL;
   int fail_always = 0;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--compute-ms") == 0 && i + 1 < argc)
@@ -61,6 +63,8 @@ int main(int argc, char **argv) {
       fail_once_untraced = argv[++i];
     else if (strcmp(argv[i], "--hang-once") == 0 && i + 1 < argc)
       hang_once = argv[++i];
+    else if (strcmp(argv[i], "--slow-once") == 0 && i + 1 < argc)
+      slow_once = argv[++i];
     else if (strcmp(argv[i], "--fail-always") == 0)
       fail_always = 1;
     else {
@@ -85,12 +89,15 @@ int main(int argc, char **argv) {
   if (rank == 0 && hang_once && first_time(hang_once))
     for (;;) sleep(1);
 
+  /* The other ranks wait for rank 0 inside MPI_Sendrecv: their computation stays as it was. */
+  const double slowdown = rank == 0 && slow_once && first_time(slow_once) ? 3.0 : 1.0;
+
   char out[1024], in[1024];
   memset(out, rank, sizeof out);
   const int right = (rank + 1) % size, left = (rank + size - 1) % size;
   double checksum = 0;
   for (int it = 0; it < iterations; ++it) {
-    checksum += compute_for(compute_ms * 1e-3 / iterations);
+    checksum += compute_for(slowdown * compute_ms * 1e-3 / iterations);
     MPI_Sendrecv(out, sizeof out, MPI_BYTE, right, 7, in, sizeof in, MPI_BYTE, left, 7, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
     checksum += in[0];

@@ -44,6 +44,12 @@
  * The thread wakes P ms apart and takes about 10 to 50 us each time: 0.05 % of a core at 100 ms.
  *
  * Without the variable, without Hydra's variables, or alone on a node nothing is probed.
+ *
+ * Every rank's line also ends with the rank's computation, the part of its runtime the thread
+ * that calls MPI_Finalize spent outside MPI's communication calls (mpi_time.h; the wrappers are
+ * generated from llamp's call table by gen_mpi_timing.py), and how many such calls it made:
+ *
+ *     compute_ns <c> mpi_calls <k>
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -61,8 +67,12 @@
 #include <unistd.h>
 
 #include "hand_off.h"
+#include "mpi_time.h"
 
 static int64_t init_end_ns = -1;
+static uint64_t init_end_ticks; /* llamp_ticks() with init_end_ns: the ticks' rate over the run */
+
+__thread struct llamp_mpi_time llamp_mpi_time __attribute__((tls_model("initial-exec")));
 
 static int64_t monotonic_ns(void) {
   struct timespec ts;
@@ -81,6 +91,8 @@ static void *next_symbol(const char *name) {
   }
   return fn;
 }
+
+void *llamp_mpi_next(const char *name) { return next_symbol(name); }
 
 /* ---- in-run core probe (see the top of the file; the method is hand_off.h) ---- */
 
@@ -264,6 +276,7 @@ int MPI_Init(int *argc, char ***argv) {
   before_init();
   const int rc = next(argc, argv);
   init_end_ns = monotonic_ns();
+  init_end_ticks = llamp_ticks();
   watch_start();
   return rc;
 }
@@ -273,12 +286,22 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
   before_init();
   const int rc = next(argc, argv, required, provided);
   init_end_ns = monotonic_ns();
+  init_end_ticks = llamp_ticks();
   watch_start();
   return rc;
 }
 
-static void report(int rank, int size, int64_t finalize_start_ns) {
-  char line[320];
+/* The calling thread's time outside MPI calls between MPI_Init and MPI_Finalize, in ns. */
+static int64_t compute_ns(int64_t finalize_start_ns, uint64_t finalize_start_ticks) {
+  const int64_t runtime = finalize_start_ns - init_end_ns;
+  const uint64_t ticks = finalize_start_ticks - init_end_ticks;
+  const double inside = ticks > 0 ? (double)llamp_mpi_time.inside_ticks * (double)runtime / (double)ticks : 0.0;
+  const int64_t compute = runtime - (int64_t)inside;
+  return compute < 0 ? 0 : compute;
+}
+
+static void report(int rank, int size, int64_t finalize_start_ns, uint64_t finalize_start_ticks) {
+  char line[384];
   int n = snprintf(line, sizeof line,
                    "llamp-runtime rank %d size %d runtime_ns %lld init_end_ns %lld finalize_start_ns %lld", rank, size,
                    (long long)(finalize_start_ns - init_end_ns), (long long)init_end_ns, (long long)finalize_start_ns);
@@ -288,6 +311,9 @@ static void report(int rank, int size, int64_t finalize_start_ns) {
   if (watch_period_ns > 0 && probe_local_rank == 0)
     n += snprintf(line + n, sizeof line - (size_t)n, " core_run_max_ns %lld core_run_probes %d core_run_min_ns %lld",
                   (long long)watch_max_ns, watch_probes, (long long)watch_min_ns);
+  n += snprintf(line + n, sizeof line - (size_t)n, " compute_ns %lld mpi_calls %llu",
+                (long long)compute_ns(finalize_start_ns, finalize_start_ticks),
+                (unsigned long long)llamp_mpi_time.calls);
   snprintf(line + n, sizeof line - (size_t)n, "\n");
   const char *dir = getenv("LLAMP_RUNTIME_DIR");
   if (dir == NULL || dir[0] == '\0') {
@@ -310,6 +336,7 @@ static void report(int rank, int size, int64_t finalize_start_ns) {
 
 int MPI_Finalize(void) {
   const int64_t finalize_start = monotonic_ns();
+  const uint64_t finalize_start_ticks = llamp_ticks();
   watch_end();
   int (*next)(void) = (int (*)(void))next_symbol("MPI_Finalize");
   int rank = -1, size = 0;
@@ -320,7 +347,7 @@ int MPI_Finalize(void) {
   const int rc = next();
   /* A peer that never answered before MPI_Init will not now: skip the wait. */
   if (probe_local_rank != 0 || probe_result_ns[PROBE_INIT] >= 0) probe_cores(PROBE_FINALIZE, 10000000000LL);
-  if (init_end_ns >= 0) report(rank, size, finalize_start);
+  if (init_end_ns >= 0) report(rank, size, finalize_start, finalize_start_ticks);
   if (probe_page != NULL) munmap(probe_page, sizeof(struct probe_page));
   return rc;
 }

@@ -620,6 +620,62 @@ class NoisyHostTest(unittest.TestCase):
                                      "is kept")
 
 
+class NoisyComputeTest(unittest.TestCase):
+    """--noisy-compute: a launch in which a rank computed (outside MPI, as the real runtime timer
+    measures it) far longer than in the campaign's fastest launch of its kind is noisy-host, on
+    record, never averaged in, and launched again. The host's slowing is played by the app: with
+    --slow-once its rank 0 computes 3 x as long in its first run; the launches are real."""
+
+    def compute_campaign(self):
+        from campaign import config, schedule
+        d = temp_dir(self)
+        c = config.Campaign(out_dir=d, app=[TEST_APP, "--compute-ms", "40", "--iterations", "2"], ranks=2,
+                            deltas_ns=[0.0], reps=2, mpiexec=[MPIEXEC], core_limit="off", noisy_compute_pct=50.0,
+                            noisy_retries=2, tools=config.find_tools(BUILD_DIR, {}),
+                            schedule=schedule.make_schedule([0.0], 2, 1))
+        c.save()
+        return c, os.path.join(d, "slow-once")
+
+    def test_a_run_that_computed_slowly_is_launched_again_and_not_averaged(self):
+        from campaign import report, runs
+        c, marker = self.compute_campaign()
+        first = runs.run_slot(c, c.schedule[0], log=lambda *_: None)
+        self.assertEqual((first["status"], first["attempt"]), ("ok", 1))
+        c.app += ["--slow-once", marker]
+        record = runs.run_slot(c, c.schedule[1], log=lambda *_: None)
+        self.assertEqual((record["status"], record["attempt"]), ("ok", 2))
+        slow = [r for r in runs.load_records(c) if r["slot"] == 1 and r["attempt"] == 1][0]
+        self.assertEqual(slow["status"], "noisy-host")
+        self.assertRegex(slow["reason"], r"^in the run rank 0 computed \d+\.\d % longer outside MPI than in the "
+                                         r"fastest untraced launch \(\d+\.\d ms against \d+\.\d ms; limit 50 %\)$")
+        self.assertGreater(slow["compute_slowed_pct"], 150)  # 3 x 40 ms against 40 ms
+        self.assertLess(record["compute_slowed_pct"], 50)
+        result = report.build(c)
+        row = result["per_delta"][0]
+        self.assertEqual((row["runs_ok"], row["attempts"], row["noisy_host"]), (2, 3, 1))
+        self.assertEqual(sorted(row["runtimes_ns"]), sorted([first["runtime_ns"], record["runtime_ns"]]))
+        self.assertIn("1 because a rank computed too slowly outside MPI (`--noisy-compute`)",
+                      report._noisy_host_sentence(result))
+        self.assertEqual(result["noisy_compute"]["noisy_host"], 1)
+        report.write_csvs(c, result)
+        self.assertEqual([r["compute_slowed_pct"] != "" for r in rows(c.out_dir)], [True, True, True])
+
+    def test_a_reference_run_that_computed_slowly_is_launched_again(self):
+        from campaign import prepare
+        c, marker = self.compute_campaign()
+        prepare.trace_once(c, 1, lambda *_: None)
+        c.app += ["--slow-once", marker]
+        logged = []
+        prepare.trace_once(c, 2, logged.append)
+        self.assertTrue(prepare.trace_done(c, 2))
+        self.assertTrue(any(line.startswith("trace-2-reference: noisy-host, launching again once the host is "
+                                            "quiet (in it rank 0 computed") for line in logged), logged)
+        # the traced run came after the slow one (the marker was taken) and is compared with traced run 1
+        self.assertFalse(any(line.startswith("trace-2: noisy-host") for line in logged), logged)
+        from campaign import compute_check
+        self.assertEqual(compute_check.check(c, prepare.reference_run_dir(c, 2))[0], "")
+
+
 class EnvironmentTest(unittest.TestCase):
     def test_references_and_traced_runs_read_LLAMP_DELTA_L_like_the_runs_at_zero(self):
         """The patched MPICH parses LLAMP_DELTA_L in MPI_Init; a reference or traced run without the

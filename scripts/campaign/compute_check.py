@@ -1,0 +1,120 @@
+"""The noisy-host check taken inside the run: the ranks' computation outside MPI.
+
+The runtime timer writes, per rank, how long the rank spent outside MPI's communication calls
+between MPI_Init and MPI_Finalize (runtime_records.read_compute). That is the application's own
+work, which the injected latency does not change: the runs at ΔL = 0 and at 100 µs of table AG19's
+halo2d computed the same 821-843 ms on rank 0 when the host was quiet. When a rank computes more
+slowly, the host took CPU from it during the run: a busy SMT sibling or a vCPU stolen for a moment,
+spells short enough to fall between the quiet gate's probes before and after a launch
+(quiet_gate.check_after), which table AG19 showed (5 accepted runs 5-16 % slow with quiet probes on
+both sides). In 60 runs of halo2d on this host the slowest rank's computation and the runtime
+correlated at 0.99 (docs/campaign.md, "Computation outside MPI").
+
+With --noisy-compute PCT, a launch whose rank computed more than PCT % longer than the same rank's
+fastest computation among the campaign's launches of its kind is "noisy-host": recorded, never
+averaged in, launched again (runs.run_slot, prepare._probed_launch). The kinds are the untraced
+launches (measured runs at every ΔL and the reference runs) and the traced runs: the tracer's own
+work touches the caches between the application's calls, so a traced rank computes a little longer.
+The fastest is the best estimate of the quiet host's speed, as noise only ever adds time; the first
+launch of a kind has nothing to be compared with and passes.
+"""
+import glob
+import json
+import os
+import statistics
+
+from .runtime_records import RecordError, read_compute
+
+UNTRACED, TRACED = "untraced", "traced"
+
+
+def enabled(campaign):
+    return campaign.noisy_compute_pct > 0
+
+
+def _accepted(folder):
+    try:
+        with open(os.path.join(folder, "record.json")) as f:
+            return json.load(f).get("status") == "ok"
+    except (OSError, ValueError):
+        return False
+
+
+def _folders(campaign, kind):
+    """The launches of a kind the campaign kept: the traced runs and reference runs (a launch that
+    was not kept was replaced in its folder), and the measured attempts that were ok. Not the
+    slow-cores ones: with the ranks' vCPUs on two physical cores instead of one, a rank computes
+    faster, and every run on one core would look slowed."""
+    if kind == TRACED:
+        return glob.glob(campaign.path("trace-*-runtime"))
+    return ([d for d in glob.glob(campaign.path("runs", "slot-*-a*")) if _accepted(d)]
+            + glob.glob(campaign.path("trace-*-reference")))
+
+
+def fastest(campaign, kind, current=None):
+    """{rank: ns}: each rank's shortest computation among the campaign's kept launches of this kind
+    and the current one (folders whose records lack it, from an older timer or a failed launch, are
+    skipped)."""
+    best = {}
+    for folder in set(_folders(campaign, kind)) | ({current} if current else set()):
+        try:
+            found = read_compute(folder)
+        except (RecordError, OSError):
+            continue
+        for rank, ns in found.items():
+            if ns > 0 and (rank not in best or ns < best[rank]):
+                best[rank] = ns
+    return best
+
+
+def check(campaign, folder, kind=UNTRACED):
+    """(why, slowed_pct) for the launch whose runtime records are in folder: why the host slowed it
+    ("" when it computed within --noisy-compute % of the fastest, or the check is off), and its
+    slowest rank's computation against that rank's fastest, in % (None when nothing was compared)."""
+    if not enabled(campaign):
+        return "", None
+    try:
+        mine = read_compute(folder)
+    except (RecordError, OSError):
+        return "", None
+    best = fastest(campaign, kind, folder)
+    slowed = {r: 100.0 * (ns / best[r] - 1.0) for r, ns in mine.items() if best.get(r, 0) > 0}
+    if not slowed:
+        return "", None
+    rank = max(slowed, key=slowed.get)
+    worst = slowed[rank]
+    if worst <= campaign.noisy_compute_pct:
+        return "", worst
+    return (f"rank {rank} computed {worst:.1f} % longer outside MPI than in the fastest {kind} launch "
+            f"({mine[rank] / 1e6:.1f} ms against {best[rank] / 1e6:.1f} ms; limit {campaign.noisy_compute_pct:g} %)",
+            worst)
+
+
+def summary(campaign, records):
+    """For report.json: the limit, how many measured attempts the check rejected, and how slowed the
+    accepted runs' slowest ranks were (against the fastest when each was judged); None when off."""
+    if not enabled(campaign):
+        return None
+    accepted = sorted(r["compute_slowed_pct"] for r in records
+                      if r["status"] == "ok" and r.get("compute_slowed_pct") is not None)
+    return {
+        "limit_pct": campaign.noisy_compute_pct,
+        "noisy_host": sum(1 for r in records if r["status"] == "noisy-host"
+                          and r.get("reason", "").startswith("in the run")),
+        "judged": len(accepted),
+        "accepted_slowed_median_pct": statistics.median(accepted) if accepted else None,
+        "accepted_slowed_max_pct": accepted[-1] if accepted else None,
+    }
+
+
+def paragraph(s):
+    """report.md's lines on the check."""
+    if not s:
+        return []
+    text = (f"Computation outside MPI (`--noisy-compute {s['limit_pct']:g}`; docs/campaign.md, 'Computation outside "
+            f"MPI'): {s['noisy_host']} measured attempt(s) had a rank compute more than {s['limit_pct']:g} % longer "
+            f"than in the campaign's fastest launch and were launched again.")
+    if s["judged"]:
+        text += (f" The {s['judged']} accepted runs' slowest ranks computed {s['accepted_slowed_median_pct']:.1f} % "
+                 f"(median) and at most {s['accepted_slowed_max_pct']:.1f} % longer than the fastest.")
+    return [text, ""]

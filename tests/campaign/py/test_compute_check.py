@@ -1,0 +1,130 @@
+"""--noisy-compute: a launch whose rank computed (outside MPI) more than PCT % longer than the same
+rank's fastest kept launch of its kind is noisy-host. Here on hand-made timer records, so each rule
+is seen alone: which launches count as the fastest, the limit, the kinds, the records of an older
+timer, and what report.json and report.md say (the real timer and real launches: test_runs'
+NoisyComputeTest, runtime_timer_test's ComputationExcludesTheTimeInsideMpi)."""
+import os
+import unittest
+
+from campaign_testlib import temp_dir
+from test_report import write_record
+
+from campaign import compute_check, config, runtime_records, schedule
+
+
+def write_runtime(folder, computes_ns, runtime_ns=1_000_000_000):
+    """The timer's records of one launch: rank r computed computes_ns[r] (None: an older timer's line)."""
+    os.makedirs(folder, exist_ok=True)
+    for rank, compute in enumerate(computes_ns):
+        line = (f"llamp-runtime rank {rank} size {len(computes_ns)} runtime_ns {runtime_ns} init_end_ns 5 "
+                f"finalize_start_ns {runtime_ns + 5}")
+        if compute is not None:
+            line += f" compute_ns {compute} mpi_calls 100"
+        with open(os.path.join(folder, f"runtime-{rank}.txt"), "w") as f:
+            f.write(line + "\n")
+
+
+def campaign(test, pct=4.0):
+    c = config.Campaign(out_dir=temp_dir(test), app=["app"], ranks=2, deltas_ns=[0.0, 10000.0], reps=2,
+                        noisy_compute_pct=pct, schedule=schedule.make_schedule([0.0, 10000.0], 2, 1))
+    c.save()
+    return c
+
+
+def measured(c, slot, attempt, status, computes_ns):
+    write_record(c, slot, 0, 0.0, attempt, status, 1e9)
+    write_runtime(c.path("runs", f"slot-{slot:04d}-a{attempt}"), computes_ns)
+    return c.path("runs", f"slot-{slot:04d}-a{attempt}")
+
+
+class RecordTest(unittest.TestCase):
+    def test_every_ranks_computation_is_read_and_an_older_record_has_none(self):
+        d = temp_dir(self)
+        write_runtime(d, [800_000_000, 780_000_000])
+        self.assertEqual(runtime_records.read_compute(d), {0: 800_000_000, 1: 780_000_000})
+        write_runtime(d, [None, None])
+        self.assertEqual(runtime_records.read_compute(d), {})
+        self.assertEqual(runtime_records.read_run(d, 2)[1], 1_000_000_000)
+
+    def test_a_line_with_a_dangling_key_is_rejected_with_its_file(self):
+        d = temp_dir(self)
+        with open(os.path.join(d, "runtime-0.txt"), "w") as f:
+            f.write("llamp-runtime rank 0 size 1 runtime_ns 5 init_end_ns 1 finalize_start_ns 6 compute_ns\n")
+        with self.assertRaisesRegex(runtime_records.RecordError, "runtime-0.txt:1: not a llamp-runtime record"):
+            runtime_records.read_compute(d)
+
+
+class CheckTest(unittest.TestCase):
+    def test_a_rank_computing_beyond_the_limit_is_noisy_and_names_itself(self):
+        c = campaign(self)
+        measured(c, 0, 1, "ok", [800_000_000, 780_000_000])
+        mine = measured(c, 1, 1, "ok", [820_000_000, 819_000_000])  # rank 1: +5.0 %
+        why, slowed = compute_check.check(c, mine)
+        self.assertAlmostEqual(slowed, 5.0)
+        self.assertIn("rank 1 computed 5.0 % longer outside MPI than in the fastest untraced launch "
+                      "(819.0 ms against 780.0 ms; limit 4 %)", why)
+
+    def test_within_the_limit_passes_and_says_by_how_much(self):
+        c = campaign(self)
+        measured(c, 0, 1, "ok", [800_000_000, 780_000_000])
+        why, slowed = compute_check.check(c, measured(c, 1, 1, "ok", [824_000_000, 780_000_000]))
+        self.assertEqual(why, "")
+        self.assertAlmostEqual(slowed, 3.0)
+
+    def test_the_first_launch_and_a_faster_one_pass(self):
+        c = campaign(self)
+        first = measured(c, 0, 1, "ok", [800_000_000, 780_000_000])
+        self.assertEqual(compute_check.check(c, first), ("", 0.0))
+        # faster than every kept launch: it is the new fastest
+        self.assertEqual(compute_check.check(c, measured(c, 1, 1, "ok", [700_000_000, 700_000_000])), ("", 0.0))
+
+    def test_only_kept_launches_set_the_fastest(self):
+        c = campaign(self)
+        measured(c, 0, 1, "ok", [800_000_000, 800_000_000])
+        # a slow-cores attempt (ranks on two physical cores compute faster) and a noisy-host one
+        measured(c, 0, 2, "slow-cores", [600_000_000, 600_000_000])
+        measured(c, 0, 3, "noisy-host", [500_000_000, 500_000_000])
+        self.assertEqual(compute_check.fastest(c, compute_check.UNTRACED), {0: 800_000_000, 1: 800_000_000})
+        # the reference runs before traced runs are untraced launches too
+        write_runtime(c.path("trace-1-reference"), [790_000_000, 810_000_000])
+        self.assertEqual(compute_check.fastest(c, compute_check.UNTRACED), {0: 790_000_000, 1: 800_000_000})
+
+    def test_traced_runs_are_compared_with_traced_runs_only(self):
+        c = campaign(self)
+        measured(c, 0, 1, "ok", [800_000_000, 800_000_000])
+        write_runtime(c.path("trace-1-runtime"), [880_000_000, 870_000_000])
+        write_runtime(c.path("trace-2-runtime"), [890_000_000, 880_000_000])
+        why, slowed = compute_check.check(c, c.path("trace-2-runtime"), compute_check.TRACED)
+        self.assertEqual(why, "")
+        self.assertAlmostEqual(slowed, 100 * (880 / 870 - 1))  # rank 1 is the slower
+        self.assertIn("untraced launch", compute_check.check(c, c.path("trace-2-runtime"))[0])
+
+    def test_off_or_without_records_nothing_is_judged(self):
+        c = campaign(self, pct=0.0)
+        measured(c, 0, 1, "ok", [800_000_000, 800_000_000])
+        self.assertEqual(compute_check.check(c, measured(c, 1, 1, "ok", [990_000_000, 800_000_000])), ("", None))
+        c = campaign(self)
+        measured(c, 0, 1, "ok", [800_000_000, 800_000_000])
+        self.assertEqual(compute_check.check(c, measured(c, 1, 1, "ok", [None, None])), ("", None))
+        self.assertEqual(compute_check.check(c, c.path("no-such-folder")), ("", None))
+
+
+class SummaryTest(unittest.TestCase):
+    def test_counts_the_runs_rejected_in_the_run_and_the_accepted_slowdowns(self):
+        c = campaign(self)
+        records = [{"status": "ok", "compute_slowed_pct": x} for x in (0.0, 1.0, 2.0, 3.5)]
+        records += [{"status": "noisy-host", "reason": "in the run rank 0 computed 9.0 % longer", "compute_slowed_pct": 9.0},
+                    {"status": "noisy-host", "reason": "after the run the CPUs lost 20 %"},
+                    {"status": "failed", "reason": "exit code 3"}]
+        s = compute_check.summary(c, records)
+        self.assertEqual(s, {"limit_pct": 4.0, "noisy_host": 1, "judged": 4, "accepted_slowed_median_pct": 1.5,
+                             "accepted_slowed_max_pct": 3.5})
+        text = compute_check.paragraph(s)[0]
+        self.assertIn("1 measured attempt(s) had a rank compute more than 4 % longer", text)
+        self.assertIn("The 4 accepted runs' slowest ranks computed 1.5 % (median) and at most 3.5 %", text)
+        self.assertIsNone(compute_check.summary(campaign(self, pct=0.0), records))
+        self.assertEqual(compute_check.paragraph(None), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
