@@ -3,8 +3,8 @@ import argparse
 import os
 import sys
 
-from . import (config, cores, ensemble, environment, noise, prediction, prepare, quiet_gate, rejudge, report, rounds,
-               runs, schedule, slurm, trace_weights, units)
+from . import (compute_check, config, cores, ensemble, environment, noise, prediction, prepare, quiet_gate, rejudge,
+               report, rounds, runs, schedule, slurm, trace_weights, units)
 from .runtime_records import RecordError
 
 USAGE = """llamp-campaign [options] -- APP [APP ARGS...]     run a campaign
@@ -401,9 +401,10 @@ def run_local(c):
             noise.analyze(c, _log)
             ensemble.analyze(c, _log)
         # A recalibration of the core limits (cores.recalibrate) takes back what the old limits
-        # accepted and the new ones reject; launch it again, with what depends on it.
+        # accepted and the new ones reject, and --noisy-compute what computed too slowly against the
+        # campaign's fastest launches (compute_check.rejudge); launch it again, with what depends on it.
         for _ in range(REJUDGE_PASSES):
-            if not rejudge.rejudge(c, _log):
+            if not rejudge.rejudge(c, _log) + compute_check.rejudge(c, _log):
                 break
             prepare_step(c)
             for s in c.schedule:

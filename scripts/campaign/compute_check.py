@@ -23,6 +23,7 @@ import json
 import os
 import statistics
 
+from . import rejudge as rejudge_mod
 from .runtime_records import RecordError, read_compute
 
 UNTRACED, TRACED = "untraced", "traced"
@@ -77,7 +78,10 @@ def check(campaign, folder, kind=UNTRACED):
         mine = read_compute(folder)
     except (RecordError, OSError):
         return "", None
-    best = fastest(campaign, kind, folder)
+    return _judge(campaign, mine, fastest(campaign, kind, folder), kind)
+
+
+def _judge(campaign, mine, best, kind):
     slowed = {r: 100.0 * (ns / best[r] - 1.0) for r, ns in mine.items() if best.get(r, 0) > 0}
     if not slowed:
         return "", None
@@ -88,6 +92,14 @@ def check(campaign, folder, kind=UNTRACED):
     return (f"rank {rank} computed {worst:.1f} % longer outside MPI than in the fastest {kind} launch "
             f"({mine[rank] / 1e6:.1f} ms against {best[rank] / 1e6:.1f} ms; limit {campaign.noisy_compute_pct:g} %)",
             worst)
+
+
+def _slower_than(campaign, folder, best, kind):
+    try:
+        mine = read_compute(folder)
+    except (RecordError, OSError):
+        return ""
+    return _judge(campaign, mine, best, kind)[0]
 
 
 def summary(campaign, records):
@@ -118,3 +130,40 @@ def paragraph(s):
         text += (f" The {s['judged']} accepted runs' slowest ranks computed {s['accepted_slowed_median_pct']:.1f} % "
                  f"(median) and at most {s['accepted_slowed_max_pct']:.1f} % longer than the fastest.")
     return [text, ""]
+
+
+def rejudge(campaign, log=print):
+    """Once the campaign's launches are done: judges every kept launch again against each kind's
+    fastest of the whole campaign. A campaign that begins in a noisy spell has only slow launches
+    to compare its first ones with (table AG20: the first reference run computed 1159 ms on rank 1,
+    which later runs did in 814 ms, and a run 35 % slow passed against it). A measured run that
+    fails now becomes noisy-host (its slot is launched again, run_local); a traced or reference run
+    that fails is removed with its pair, so prepare launches both again. Returns how many were
+    taken back."""
+    if not enabled(campaign):
+        return 0
+    taken_back = []
+    for kind in (UNTRACED, TRACED):
+        best = fastest(campaign, kind)
+        for folder in sorted(_folders(campaign, kind)):
+            why = _slower_than(campaign, folder, best, kind)
+            if not why:
+                continue
+            name = os.path.basename(folder)
+            record_path = os.path.join(folder, "record.json")
+            if os.path.exists(record_path):  # a measured attempt
+                with open(record_path) as f:
+                    run = json.load(f)
+                run.update(status="noisy-host", reason=f"in the run {why} (judged again at the campaign's end)")
+                with open(record_path + ".tmp", "w") as f:
+                    json.dump(run, f, indent=2)
+                os.replace(record_path + ".tmp", record_path)
+            else:  # trace-K-runtime or trace-K-reference: the pair is launched again
+                name = name.replace("-runtime", "")
+                rejudge_mod.invalidate_launch(campaign, name.replace("-reference", ""))
+            taken_back.append(name)
+    if taken_back:
+        log(f"--noisy-compute: {len(taken_back)} accepted launch(es) computed more than "
+            f"{campaign.noisy_compute_pct:g} % longer than the campaign's fastest and are launched again "
+            f"({', '.join(taken_back)})")
+    return len(taken_back)

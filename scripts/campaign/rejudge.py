@@ -30,7 +30,7 @@ def _remove(campaign, *names):
             os.remove(path)
 
 
-def _invalidate_launch(campaign, name):
+def invalidate_launch(campaign, name):
     """Removes what a parameter launch or traced run left, so prepare launches it again."""
     params = _PARAMS_LAUNCH.match(name)
     trace = _TRACE_LAUNCH.match(name)
@@ -94,7 +94,7 @@ def rejudge(campaign, log=print):
             record = hosts.get(fields.get("host", here))
             if fields.get("kept_slow") or not _taken_back(fields, record):
                 continue
-            _invalidate_launch(campaign, name)
+            invalidate_launch(campaign, name)
             del ledger[name]
             taken_back.setdefault(record["host"], []).append(name)
         with open(ledger_path + ".tmp", "w") as f:

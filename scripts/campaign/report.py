@@ -8,7 +8,8 @@ import statistics
 
 from . import prediction as prediction_mod
 from . import prepare
-from . import compute_check, ensemble, inject_stats, noise, quiet_gate, rounds, runs, stats, t0_split, trace_weights, units
+from . import (compute_check, ensemble, inject_stats, noise, quiet_gate, rounds, runs, stats, t0_split, trace_weights,
+               units)
 
 
 def _prediction(campaign, name="analysis.json"):

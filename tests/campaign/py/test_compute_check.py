@@ -109,6 +109,47 @@ class CheckTest(unittest.TestCase):
         self.assertEqual(compute_check.check(c, c.path("no-such-folder")), ("", None))
 
 
+class RejudgeTest(unittest.TestCase):
+    """A campaign that began in a noisy spell judged its first launches against slow ones; at its end
+    every kept launch is judged again against the campaign's fastest."""
+
+    def test_measured_runs_judged_against_a_slow_start_are_taken_back(self):
+        c = campaign(self)
+        slow = measured(c, 0, 1, "ok", [900_000_000, 1_159_000_000])  # passed: it was the first
+        measured(c, 1, 1, "ok", [810_000_000, 814_000_000])
+        measured(c, 2, 1, "ok", [820_000_000, 840_000_000])  # +3.2 %: stays
+        logged = []
+        self.assertEqual(compute_check.rejudge(c, logged.append), 1)
+        from campaign import runs
+        by_slot = {r["slot"]: r for r in runs.load_records(c)}
+        self.assertEqual([by_slot[k]["status"] for k in (0, 1, 2)], ["noisy-host", "ok", "ok"])
+        self.assertEqual(by_slot[0]["reason"], "in the run rank 1 computed 42.4 % longer outside MPI than in the fastest "
+                                               "untraced launch (1159.0 ms against 814.0 ms; limit 4 %) (judged again "
+                                               "at the campaign's end)")
+        self.assertFalse(runs.slot_done(runs.load_records(c), 0))  # run_local launches it again
+        self.assertIn("1 accepted launch(es) computed more than 4 % longer", logged[0])
+        self.assertEqual(compute_check.rejudge(c, logged.append), 0)  # nothing left to take back
+
+    def test_a_slow_traced_or_reference_run_is_launched_again_with_its_pair(self):
+        c = campaign(self)
+        for k, traced, reference in ((1, 990_000_000, 800_000_000), (2, 880_000_000, 900_000_000),
+                                     (3, 885_000_000, 805_000_000)):
+            write_runtime(c.path(f"trace-{k}-runtime"), [traced, traced])
+            write_runtime(c.path(f"trace-{k}-reference"), [reference, reference])
+            open(c.path(f"trace-{k}.done"), "w").close()
+        open(c.path("app.goal"), "w").close()
+        self.assertEqual(compute_check.rejudge(c, lambda *_: None), 2)
+        # traced run 1 computed 12.5 % longer than traced run 2; reference run 2 11.9 % longer than run 1's
+        self.assertEqual([os.path.exists(c.path(f"trace-{k}.done")) for k in (1, 2, 3)], [False, False, True])
+        self.assertFalse(os.path.exists(c.path("app.goal")))  # made again from the traces kept
+
+    def test_off_takes_nothing_back(self):
+        c = campaign(self, pct=0.0)
+        measured(c, 0, 1, "ok", [900_000_000, 1_159_000_000])
+        measured(c, 1, 1, "ok", [810_000_000, 814_000_000])
+        self.assertEqual(compute_check.rejudge(c, lambda *_: None), 0)
+
+
 class SummaryTest(unittest.TestCase):
     def test_counts_the_runs_rejected_in_the_run_and_the_accepted_slowdowns(self):
         c = campaign(self)

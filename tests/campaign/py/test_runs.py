@@ -660,6 +660,20 @@ class NoisyComputeTest(unittest.TestCase):
         report.write_csvs(c, result)
         self.assertEqual([r["compute_slowed_pct"] != "" for r in rows(c.out_dir)], [True, True, True])
 
+    def test_a_campaign_that_began_slowly_launches_its_first_run_again_at_the_end(self):
+        """The first launch has nothing to be compared with and passes; the campaign's end judges
+        it against the fastest and launches its slot again (compute_check.rejudge, run_local)."""
+        out, result = small_campaign(self, ["--compute-ms", "40", "--slow-once", "@/slow"],
+                                     extra=["--noisy-compute", "50"])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        got = [(r["slot"], r["attempt"], r["status"]) for r in rows(out)]
+        self.assertEqual(got, [("0", "1", "noisy-host"), ("0", "2", "ok"), ("1", "1", "ok")])
+        first = rows(out)[0]
+        self.assertTrue(first["reason"].startswith("in the run rank 0 computed "), first["reason"])
+        self.assertTrue(first["reason"].endswith("(judged again at the campaign's end)"), first["reason"])
+        self.assertIn("--noisy-compute: 1 accepted launch(es) computed more than 50 % longer than the campaign's "
+                      "fastest and are launched again (slot-0000-a1)", result.stdout + result.stderr)
+
     def test_a_reference_run_that_computed_slowly_is_launched_again(self):
         from campaign import prepare
         c, marker = self.compute_campaign()
