@@ -126,8 +126,9 @@ def run_parser():
                         "again once the gate finds the host quiet (default 0: off)")
     p.add_argument("--noisy-compute", type=float, default=0.0, metavar="PCT",
                    help="a measured run, traced run or reference run in which a rank computed (outside MPI) more than "
-                        "PCT %% longer than in the campaign's fastest launch of its kind was slowed by the host: "
-                        "'noisy-host', recorded, never averaged in, launched again (default 0: off)")
+                        "PCT %% longer than in the campaign's quick launches of its kind (the 10th percentile) was "
+                        "slowed by the host: 'noisy-host', recorded, never averaged in, launched again; at the "
+                        "campaign's end every kept launch is judged again (default 0: off)")
     p.add_argument("--noisy-retries", type=int, default=5, metavar="K",
                    help="launches again after noisy-host ones, per run, traced run and reference run (default 5)")
     p.add_argument("--params", help="use this LogGP parameter file instead of measuring one")

@@ -153,8 +153,9 @@ TEST(RuntimeTimer, ComputationExcludesTheTimeInsideMpi) {
   EXPECT_GE(slow.at("compute_ns"), 150'000'000);
   EXPECT_LE(slow.at("compute_ns"), slow.at("runtime_ns"));
   EXPECT_GE(waits.at("compute_ns"), 50'000'000);
-  // rank 1 waited at least the 100 ms rank 0 computed beyond it, inside MPI_Sendrecv
-  EXPECT_LE(waits.at("compute_ns"), waits.at("runtime_ns") - 100'000'000);
+  // rank 1 waited for the 100 ms rank 0 computed beyond it inside MPI_Sendrecv (at least half of
+  // them even if the machine preempted rank 1 outside MPI meanwhile)
+  EXPECT_LE(waits.at("compute_ns"), waits.at("runtime_ns") - 50'000'000);
   EXPECT_GE(waits.at("runtime_ns"), 150'000'000);
   fs::remove_all(dir);
 }
