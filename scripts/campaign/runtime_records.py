@@ -9,7 +9,8 @@ The runtime of a run is the maximum over ranks of (MPI_Finalize start - MPI_Init
 optional pairs are the in-run core probes (LLAMP_CORE_PROBE_SHM; -1 when a peer did not answer)
 and the probes during the run (LLAMP_CORE_PROBE_PERIOD_MS: the largest and the smallest of k; records
 of stop 13 have no smallest), written by each node's first rank. compute_ns is the rank's time
-outside MPI's communication calls (every rank; records before stop 58 have none).
+outside MPI's communication calls (every rank; -1 when other threads than MPI_Init's called MPI;
+records before stop 58 have none).
 """
 import glob
 import os
@@ -71,11 +72,12 @@ def read_core_probes(directory):
 
 
 def read_compute(directory):
-    """{rank: ns}: each rank's computation outside MPI ({} when the records have none)."""
+    """{rank: ns}: each rank's computation outside MPI (ranks whose record has none, or -1 because
+    other threads called MPI too, are left out)."""
     found = {}
     for path in sorted(glob.glob(os.path.join(directory, "runtime-*.txt"))):
         with open(path) as f:
             rec = parse_line(f.readline(), path)
-        if "compute_ns" in rec:
+        if rec.get("compute_ns", -1) >= 0:
             found[rec["rank"]] = rec["compute_ns"]
     return found

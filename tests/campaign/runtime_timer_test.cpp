@@ -160,6 +160,28 @@ TEST(RuntimeTimer, ComputationExcludesTheTimeInsideMpi) {
   fs::remove_all(dir);
 }
 
+// app_threads calls MPI from worker threads while the main thread waits in pthread_join: the main
+// thread's time outside MPI holds their waits, so it is no computation, and the record says -1
+// (the campaign then judges nothing by it) while the runtime is measured as ever.
+TEST(RuntimeTimer, ComputationIsUnknownWhenOtherThreadsCallMpi) {
+  const fs::path dir = fs::temp_directory_path() / ("llamp-timer-threads-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string cmd = "LD_PRELOAD=" + std::string(LLAMP_TEST_TIMER_LIB) + " LLAMP_RUNTIME_DIR=" + dir.string() +
+                          " " + LLAMP_TEST_MPIEXEC + " -n 2 " + LLAMP_TEST_THREADS_APP + " 20 16 2 > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  for (int rank = 0; rank < 2; ++rank) {
+    std::ifstream in(dir / ("runtime-" + std::to_string(rank) + ".txt"));
+    std::map<std::string, long long> kv;
+    std::string tag, key;
+    in >> tag;
+    for (long long value; in >> key >> value;) kv[key] = value;
+    EXPECT_EQ(kv.at("compute_ns"), -1) << "rank " << rank;
+    EXPECT_GT(kv.at("runtime_ns"), 0);
+  }
+  fs::remove_all(dir);
+}
+
 TEST(RuntimeTimer, WithoutDirectoryTheRecordGoesToStderr) {
   const std::string cmd = "LD_PRELOAD=" + std::string(LLAMP_TEST_TIMER_LIB) + " " + LLAMP_TEST_MPIEXEC + " -n 2 " +
                           LLAMP_TEST_APP + " --compute-ms 1 2>&1 >/dev/null | grep -c '^llamp-runtime rank'";

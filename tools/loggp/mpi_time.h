@@ -21,12 +21,18 @@
 struct llamp_mpi_time {
   uint64_t inside_ticks; /* summed over the outermost calls */
   uint64_t calls;
-  int depth; /* a wrapped call that calls another (MPI_Sendrecv_replace in some MPIs) counts once */
+  int depth;           /* a wrapped call that calls another (MPI_Sendrecv_replace in some MPIs) counts once */
+  int initialized_mpi; /* the thread that returned from MPI_Init: the one the record is about */
 };
 
 /* Per thread: a thread that waits in MPI does not make another thread's computation look shorter.
  * initial-exec: the library is preloaded, never dlopen'ed, and the access is one instruction. */
 extern __thread struct llamp_mpi_time llamp_mpi_time __attribute__((tls_model("initial-exec")));
+
+/* Set once another thread than MPI_Init's has made a call: that thread's waits in MPI may hold the
+ * main thread up outside MPI (pthread_join), so the main thread's time outside MPI is no longer
+ * its computation, and the record says -1. */
+extern int llamp_mpi_other_threads;
 
 static inline uint64_t llamp_ticks(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -44,6 +50,7 @@ static inline void llamp_mpi_leave(uint64_t start) {
   if (--llamp_mpi_time.depth == 0) {
     llamp_mpi_time.inside_ticks += llamp_ticks() - start;
     ++llamp_mpi_time.calls;
+    if (!llamp_mpi_time.initialized_mpi) __atomic_store_n(&llamp_mpi_other_threads, 1, __ATOMIC_RELAXED);
   }
 }
 

@@ -49,7 +49,7 @@
  * that calls MPI_Finalize spent outside MPI's communication calls (mpi_time.h; the wrappers are
  * generated from llamp's call table by gen_mpi_timing.py), and how many such calls it made:
  *
- *     compute_ns <c> mpi_calls <k>
+ *     compute_ns <c> mpi_calls <k>      (c = -1 when other threads called MPI too)
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -73,6 +73,7 @@ static int64_t init_end_ns = -1;
 static uint64_t init_end_ticks; /* llamp_ticks() with init_end_ns: the ticks' rate over the run */
 
 __thread struct llamp_mpi_time llamp_mpi_time __attribute__((tls_model("initial-exec")));
+int llamp_mpi_other_threads;
 
 static int64_t monotonic_ns(void) {
   struct timespec ts;
@@ -277,6 +278,7 @@ int MPI_Init(int *argc, char ***argv) {
   const int rc = next(argc, argv);
   init_end_ns = monotonic_ns();
   init_end_ticks = llamp_ticks();
+  llamp_mpi_time.initialized_mpi = 1;
   watch_start();
   return rc;
 }
@@ -287,12 +289,15 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
   const int rc = next(argc, argv, required, provided);
   init_end_ns = monotonic_ns();
   init_end_ticks = llamp_ticks();
+  llamp_mpi_time.initialized_mpi = 1;
   watch_start();
   return rc;
 }
 
-/* The calling thread's time outside MPI calls between MPI_Init and MPI_Finalize, in ns. */
+/* The calling thread's time outside MPI calls between MPI_Init and MPI_Finalize, in ns; -1 when
+ * another thread called MPI too (mpi_time.h). */
 static int64_t compute_ns(int64_t finalize_start_ns, uint64_t finalize_start_ticks) {
+  if (__atomic_load_n(&llamp_mpi_other_threads, __ATOMIC_RELAXED)) return -1;
   const int64_t runtime = finalize_start_ns - init_end_ns;
   const uint64_t ticks = finalize_start_ticks - init_end_ticks;
   const double inside = ticks > 0 ? (double)llamp_mpi_time.inside_ticks * (double)runtime / (double)ticks : 0.0;

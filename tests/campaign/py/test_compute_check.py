@@ -45,6 +45,8 @@ class RecordTest(unittest.TestCase):
         self.assertEqual(runtime_records.read_compute(d), {0: 800_000_000, 1: 780_000_000})
         write_runtime(d, [None, None])
         self.assertEqual(runtime_records.read_compute(d), {})
+        write_runtime(d, [-1, 780_000_000])  # rank 0's other threads called MPI: no computation known
+        self.assertEqual(runtime_records.read_compute(d), {1: 780_000_000})
         self.assertEqual(runtime_records.read_run(d, 2)[1], 1_000_000_000)
 
     def test_a_line_with_a_dangling_key_is_rejected_with_its_file(self):
