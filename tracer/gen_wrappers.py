@@ -24,7 +24,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "core", "gen"))
-from mpi_prototypes import parse_params, read_calls, read_prototypes, untraced_calls  # noqa: E402
+from mpi_prototypes import parse_params, read_calls, read_prototypes, untraced_calls, write_generated  # noqa: E402
 
 # family -> (struct, recorder, gate, parameter map)
 #   gate "tracing": the wrapper only forwards while tracing is off or paused.
@@ -211,10 +211,7 @@ def main():
     for i, (name, _) in enumerate(untraced):
         where = f"{opts.mpi_header}: MPI_{name}"
         parts.append(untraced_wrapper(i, name, parse_params(protos[name], where), where))
-    tmp = opts.out + ".tmp"
-    with open(tmp, "w") as f:
-        f.write("\n".join(parts))
-    os.replace(tmp, opts.out)
+    write_generated(opts.out, parts)
 
 
 if __name__ == "__main__":

@@ -76,3 +76,12 @@ def untraced_calls(protos):
         out += [(n, what) for n in names if n in protos]
         out += [(n + "_c", what) for n in names if n + "_c" in protos]
     return out
+
+
+def write_generated(path, parts):
+    """Writes the generated file whole or not at all: a build stopped midway leaves no half file
+    that make would take as up to date."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(parts))
+    os.replace(tmp, path)

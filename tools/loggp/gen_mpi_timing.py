@@ -13,7 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "core", "gen"))
-from mpi_prototypes import parse_params, read_calls, read_prototypes, untraced_calls  # noqa: E402
+from mpi_prototypes import parse_params, read_calls, read_prototypes, untraced_calls, write_generated  # noqa: E402
 
 NOT_TIMED = {"init", "finalize", "pcontrol", "abort"}
 
@@ -60,10 +60,7 @@ def main():
     for name in timed_calls(read_calls(opts.calls), protos, opts.calls, opts.mpi_header):
         where = f"{opts.mpi_header}: MPI_{name}"
         parts.append(wrapper(name, parse_params(protos[name], where), where))
-    tmp = opts.out + ".tmp"
-    with open(tmp, "w") as f:
-        f.write("\n".join(parts))
-    os.replace(tmp, opts.out)
+    write_generated(opts.out, parts)
 
 
 if __name__ == "__main__":
