@@ -403,7 +403,7 @@ def run_local(c):
             ensemble.analyze(c, _log)
         # A recalibration of the core limits (cores.recalibrate) takes back what the old limits
         # accepted and the new ones reject, and --noisy-compute what computed too slowly against the
-        # campaign's fastest launches (compute_check.rejudge); launch it again, with what depends on it.
+        # whole campaign's quick launches (compute_check.rejudge); launch it again, with what depends on it.
         for _ in range(REJUDGE_PASSES):
             if not rejudge.rejudge(c, _log) + compute_check.rejudge(c, _log):
                 break

@@ -2,8 +2,8 @@
 
 The runtime timer writes, per rank, how long the rank spent outside MPI's communication calls
 between MPI_Init and MPI_Finalize (runtime_records.read_compute). That is the application's own
-work, which the injected latency does not change: the runs at ΔL = 0 and at 100 µs of table AG19's
-halo2d computed the same 821-843 ms on rank 0 when the host was quiet. When a rank computes more
+work, which the injected latency does not change: 60 halo2d runs alternating ΔL = 0 and 100 µs
+(stop 58) computed the same 821-843 ms on rank 0 when the host was quiet. When a rank computes more
 slowly, the host took CPU from it during the run: a busy SMT sibling or a vCPU stolen for a moment,
 spells short enough to fall between the quiet gate's probes before and after a launch
 (quiet_gate.check_after), which table AG19 showed (5 accepted runs 5-16 % slow with quiet probes on
@@ -55,17 +55,21 @@ def _folders(campaign, kind):
             + glob.glob(campaign.path("trace-*-reference")))
 
 
+def _computation(folder):
+    """read_compute, or {} when the folder holds no readable records (a failed launch)."""
+    try:
+        return read_compute(folder)
+    except (RecordError, OSError):
+        return {}
+
+
 def reference(campaign, kind, current=None):
     """{rank: ns}: each rank's quick computation, the 10th percentile (the shortest while there are
     fewer than ten) over the campaign's kept launches of this kind and the current one (folders
     whose records lack it, from an older timer or a failed launch, are skipped)."""
     per_rank = {}
     for folder in set(_folders(campaign, kind)) | ({current} if current else set()):
-        try:
-            found = read_compute(folder)
-        except (RecordError, OSError):
-            continue
-        for rank, ns in found.items():
+        for rank, ns in _computation(folder).items():
             if ns > 0:
                 per_rank.setdefault(rank, []).append(ns)
     return {rank: sorted(values)[len(values) // 10] for rank, values in per_rank.items()}
@@ -77,11 +81,7 @@ def check(campaign, folder, kind=UNTRACED):
     slowest rank's computation against that rank's reference, in % (None when nothing was compared)."""
     if not enabled(campaign):
         return "", None
-    try:
-        mine = read_compute(folder)
-    except (RecordError, OSError):
-        return "", None
-    return _judge(campaign, mine, reference(campaign, kind, folder), kind)
+    return _judge(campaign, _computation(folder), reference(campaign, kind, folder), kind)
 
 
 def _judge(campaign, mine, best, kind):
@@ -95,14 +95,6 @@ def _judge(campaign, mine, best, kind):
     return (f"rank {rank} computed {worst:.1f} % longer outside MPI than in the quick {kind} launches "
             f"({mine[rank] / 1e6:.1f} ms against {best[rank] / 1e6:.1f} ms; limit {campaign.noisy_compute_pct:g} %)",
             worst)
-
-
-def _slower_than(campaign, folder, best, kind):
-    try:
-        mine = read_compute(folder)
-    except (RecordError, OSError):
-        return ""
-    return _judge(campaign, mine, best, kind)[0]
 
 
 def summary(campaign, records):
@@ -149,7 +141,7 @@ def rejudge(campaign, log=print):
     for kind in (UNTRACED, TRACED):
         best = reference(campaign, kind)
         for folder in sorted(_folders(campaign, kind)):
-            why = _slower_than(campaign, folder, best, kind)
+            why = _judge(campaign, _computation(folder), best, kind)[0]
             if not why:
                 continue
             name = os.path.basename(folder)

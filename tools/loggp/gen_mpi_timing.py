@@ -24,6 +24,7 @@ def wrapper(name, params, where):
     decls = ", ".join(p[0] for p in params) or "void"
     types = ", ".join(p[2] for p in params) or "void"
     args = ", ".join(p[1] for p in params)
+    # Threads that race on the first call store the same pointer.
     return (f"int MPI_{name}({decls}) {{\n"
             f"  static int (*next)({types});\n"
             f"  if (next == NULL) next = (int (*)({types}))llamp_mpi_next(\"MPI_{name}\");\n"

@@ -5,8 +5,8 @@
  * computation, which latency does not change: when it grows, the host slowed the rank down (the
  * campaign's noisy-host check, docs/campaign.md "Computation outside MPI").
  *
- * The clock is the TSC where there is one: the wrapper costs two reads and an add, about 10 ns
- * a call, instead of two clock_gettime calls. runtime_timer.c converts ticks to nanoseconds with
+ * The clock is the TSC where there is one: the wrapper costs two reads and an add, about 11 ns
+ * a call (bench_runtime_timer), not two clock_gettime calls. runtime_timer.c converts ticks to ns with
  * the ratio of both clocks over the run itself.
  */
 #ifndef LLAMP_MPI_TIME_H
