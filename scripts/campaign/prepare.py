@@ -397,7 +397,7 @@ def _probed_launch(campaign, name, what, cmd, env, fresh_dirs, runtime_dir, log,
 
     for noisy in range(campaign.noisy_retries + 1):
         _guarded_step(campaign, name, probed_cpus(campaign), launch, log)
-        slowed = compute_check.check(campaign, runtime_dir, kind)[0]
+        slowed = compute_check.check(campaign, runtime_dir, kind, log)[0]
         after = "" if slowed else quiet_gate.check_after(campaign, name)
         spell = f"in it {slowed}" if slowed else f"after it {after}" if after else ""
         if not spell:

@@ -4,6 +4,7 @@ records, so each rule is seen alone: which launches set the reference, the limit
 records of an older
 timer, and what report.json and report.md say (the real timer and real launches: test_runs'
 NoisyComputeTest, runtime_timer_test's ComputationExcludesTheTimeInsideMpi)."""
+import json
 import os
 import unittest
 
@@ -161,6 +162,71 @@ class RejudgeTest(unittest.TestCase):
         self.assertEqual(compute_check.rejudge(c, lambda *_: None), 0)
 
 
+def judged(c, slot, status, slowed_pct, reason=None):
+    """A measured attempt as run_attempt leaves it once judged: its slowest rank's slowdown, and the
+    reason of a noisy-host verdict (the computation's, "in the run ...", unless given)."""
+    write_record(c, slot, 0, 0.0, 1, status, 1e9)
+    path = c.path("runs", f"slot-{slot:04d}-a1", "record.json")
+    with open(path) as f:
+        run = json.load(f)
+    run["compute_slowed_pct"] = slowed_pct
+    if status == "noisy-host":
+        run["reason"] = reason or f"in the run rank 0 computed {slowed_pct:.1f} % longer outside MPI"
+    with open(path, "w") as f:
+        json.dump(run, f)
+
+
+class SwitchOffTest(unittest.TestCase):
+    """Where the ordinary launch computes more than PCT % longer than the quick ones (stop 59: the lent
+    Xeon VM, 227 of 228 attempts noisy-host), the check cannot tell a noisy host and switches itself
+    off: more than 3 in 4 of at least 20 judged measured attempts."""
+
+    def slow_launch(self, c):
+        measured(c, 900, 1, "ok", [800_000_000, 800_000_000])  # the quick launch: the reference
+        return measured(c, 901, 1, "ok", [1_000_000_000, 800_000_000])  # +25 %
+
+    def test_it_switches_off_and_keeps_the_launches_from_then_on(self):
+        c = campaign(self)
+        for slot in range(16):
+            judged(c, slot, "noisy-host", 25.0)
+        for slot in range(16, 20):
+            judged(c, slot, "ok", 2.0)
+        slow = self.slow_launch(c)
+        logged = []
+        why, slowed = compute_check.check(c, slow, log=logged.append)
+        self.assertEqual(why, "")
+        self.assertAlmostEqual(slowed, 25.0)
+        self.assertEqual(len(logged), 1)
+        self.assertIn("--noisy-compute: switched off: 16 of 20 measured attempts computed more than 4 % longer than "
+                      "the quick launches (median 25.0 %)", logged[0])
+        off = compute_check.switched_off(c)
+        self.assertEqual(off, {"judged": 20, "noisy_host": 16, "slowed_median_pct": 25.0})
+        # for good: the traced kind too, the end's second look, and no second log line
+        self.assertEqual(compute_check.check(c, slow, compute_check.TRACED, logged.append)[0], "")
+        self.assertEqual(compute_check.rejudge(c, logged.append), 0)
+        self.assertEqual(len(logged), 1)
+        s = compute_check.summary(c, [])
+        self.assertEqual(s["switched_off"], off)
+        self.assertIn("**The check switched itself off** after 16 of 20 measured attempts had been noisy-host by "
+                      "their computation (median 25.0 % longer", compute_check.paragraph(s)[0])
+
+    def test_not_before_twenty_judged_nor_at_three_in_four(self):
+        c = campaign(self)
+        for slot in range(15):
+            judged(c, slot, "noisy-host", 25.0)
+        for slot in range(15, 19):
+            judged(c, slot, "ok", 1.0)
+        slow = self.slow_launch(c)
+        self.assertNotEqual(compute_check.check(c, slow, log=self.fail)[0], "")  # 15 of 19 judged
+        # a probe's verdict after the run is no computation's: 15 of 20, exactly 3 in 4, still on
+        judged(c, 19, "noisy-host", 1.0, reason="after the run the CPUs lost 20 %")
+        self.assertNotEqual(compute_check.check(c, slow, log=self.fail)[0], "")
+        self.assertIsNone(compute_check.switched_off(c))
+        judged(c, 20, "noisy-host", 25.0)  # 16 of 21: more than 3 in 4
+        self.assertEqual(compute_check.check(c, slow, log=lambda *_: None)[0], "")
+        self.assertEqual(compute_check.switched_off(c)["noisy_host"], 16)
+
+
 class SummaryTest(unittest.TestCase):
     def test_counts_the_runs_rejected_in_the_run_and_the_accepted_slowdowns(self):
         c = campaign(self)
@@ -170,7 +236,7 @@ class SummaryTest(unittest.TestCase):
                     {"status": "failed", "reason": "exit code 3"}]
         s = compute_check.summary(c, records)
         self.assertEqual(s, {"limit_pct": 4.0, "noisy_host": 1, "judged": 4, "accepted_slowed_median_pct": 1.5,
-                             "accepted_slowed_max_pct": 3.5})
+                             "accepted_slowed_max_pct": 3.5, "switched_off": None})
         text = compute_check.paragraph(s)[0]
         self.assertIn("1 measured attempt(s) had a rank compute more than 4 % longer", text)
         self.assertIn("The 4 accepted runs' slowest ranks computed 1.5 % (median) and at most 3.5 %", text)

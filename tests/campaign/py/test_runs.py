@@ -676,6 +676,38 @@ class NoisyComputeTest(unittest.TestCase):
         self.assertIn("--noisy-compute: 1 accepted launch(es) computed more than 100 % longer than the campaign's "
                       "quick launches and are launched again (slot-0000-a1)", result.stdout + result.stderr)
 
+    def test_a_slots_noisy_host_launches_are_bounded_over_the_campaign_until_the_check_switches_off(self):
+        """--noisy-retries bounds a slot's noisy-host attempts over the whole campaign (the end's
+        re-judge passes call run_slot again: stop 59 launched one slot 16 times). Where nearly every
+        launch fails the check, it switches itself off, and the slot is launched again."""
+        from campaign import compute_check, config, report, runs, schedule
+        from test_compute_check import judged
+        c, marker = self.compute_campaign()
+        c.schedule = schedule.make_schedule([0.0], 3, 1)
+        c.save()
+        quiet = lambda *_: None  # noqa: E731
+        for attempt in (1, 2, 3):  # slot 0: its 1 + 2 noisy-host launches are spent
+            d = c.path("runs", f"slot-0000-a{attempt}")
+            os.makedirs(d)
+            with open(os.path.join(d, "record.json"), "w") as f:
+                json.dump({"slot": 0, "round": 0, "delta_ns": 0.0, "attempt": attempt, "status": "noisy-host",
+                           "reason": "in the run rank 0 computed 40.0 % longer", "compute_slowed_pct": 40.0}, f)
+        self.assertEqual(runs.run_slot(c, c.schedule[0], quiet)["attempt"], 3)
+        self.assertFalse(os.path.exists(c.path("runs", "slot-0000-a4")))  # not launched again
+        for slot in range(100, 120):  # what the machine's other launches looked like: all slow
+            judged(c, slot, "noisy-host", 40.0)
+        self.assertEqual(runs.run_slot(c, c.schedule[1], quiet)["status"], "ok")  # the quick launch
+        c.app += ["--slow-once", marker]
+        logged = []
+        slow = runs.run_slot(c, c.schedule[2], logged.append)
+        self.assertEqual((slow["status"], slow["attempt"]), ("ok", 1))  # kept: the check is off
+        self.assertGreater(slow["compute_slowed_pct"], 150)
+        self.assertTrue(any(line.startswith("--noisy-compute: switched off: 23 of 24 measured attempts")
+                            for line in logged), logged)
+        record = runs.run_slot(c, c.schedule[0], quiet)
+        self.assertEqual((record["status"], record["attempt"]), ("ok", 4))
+        self.assertEqual(report.build(c)["noisy_compute"]["switched_off"], compute_check.switched_off(c))
+
     def test_a_reference_run_that_computed_slowly_is_launched_again(self):
         from campaign import prepare
         c, marker = self.compute_campaign()
