@@ -14,7 +14,11 @@ import statistics
 
 from . import stats
 
-LINE = re.compile(r"llamp-inject: rank=(\d+) ([^\n]*)")
+# A line's fields end at its newline or where another rank's line begins inside it: Hydra forwards
+# each rank's output as it comes, and a line written in two pieces can take another rank's whole
+# line between them (stop 59, 4 ranks on glibc 2.39: rank 3's line inside rank 0's, and rank 3's
+# counts were read as rank 0's).
+LINE = re.compile(r"llamp-inject: rank=(\d+) ((?:(?!llamp-inject: )[^\n])*)")
 # Fields of the line that are counts or nanoseconds; "by_type", "turns" and "watch" stay text.
 INTEGER_FIELDS = ("delta_l_ns", "delayed", "lateness_median_ns", "lateness_p99_ns", "lateness_max_ns",
                   "lateness_mean_ns", "lateness_total_ns", "lateness_count", "dropped_at_finalize", "stamped",

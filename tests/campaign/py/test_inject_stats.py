@@ -48,6 +48,20 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(parsed[1], {"delta_l_ns": 10000})
         self.assertEqual(inject_stats.missing_ranks(parsed, 2), [1])
 
+    def test_a_line_inside_another_ranks_line_is_read_as_its_own(self):
+        # stop 59 (4 ranks, glibc 2.39): rank 0's line came in two pieces with rank 3's whole line
+        # between them; rank 3's counts must not be read as rank 0's, and neither rank is missing
+        zero, three = line(0, 8002, 32, 1286, 126328, 942569), line(3, 8000, 39, 3820, 183197, 1059121)
+        cut = zero.index(" by_type=")
+        text = line(2, 8001, 29, 1649, 57087, 607203) + zero[:cut] + three + zero[cut:]
+        parsed = inject_stats.parse(text)
+        self.assertEqual(sorted(parsed), [0, 2, 3])
+        self.assertEqual((parsed[0]["delayed"], parsed[0]["lateness_total_ns"]), (8002, 942569))
+        self.assertNotIn("by_type", parsed[0])  # its tail came on a line of its own
+        self.assertEqual((parsed[3]["delayed"], parsed[3]["lateness_total_ns"], parsed[3]["watch"]),
+                         (8000, 1059121, "off"))
+        self.assertEqual(inject_stats.missing_ranks(parsed, 4), [1])
+
     def test_lines_without_a_lateness_count_time_the_releases_not_due_when_seen(self):
         # the injector before lateness_count: delayed − due_when_seen releases were timed
         c = hand_made_campaign(self)
