@@ -524,16 +524,28 @@ static void print_stats(void)
     int64_t median = llamp_lateness_quantile(&inj.lateness, 0.5);
     int64_t p99 = llamp_lateness_quantile(&inj.lateness, 0.99);
     int64_t max = llamp_lateness_quantile(&inj.lateness, 1.0);
-    fprintf(stderr,
-            "llamp-inject: rank=%d delta_l_ns=%" PRId64 " delayed=%" PRIu64
-            " lateness_median_ns=%" PRId64 " lateness_p99_ns=%" PRId64 " lateness_max_ns=%" PRId64
-            " lateness_mean_ns=%" PRId64 " lateness_total_ns=%" PRId64 " lateness_count=%" PRIu64
-            " dropped_at_finalize=%" PRIu64 " stamped=%" PRIu64 " due_when_seen=%" PRIu64
-            " due_outside_mpi=%" PRIu64 " by_type=%s turns=%s watch=%s\n",
-            inj.rank, inj.delta_ns, total, median, p99, max, llamp_lateness_mean(&inj.lateness),
-            inj.lateness.total_ns, inj.lateness.count, inj.dropped_at_finalize, inj.stamped,
-            inj.due_when_seen, inj.due_outside_mpi, used ? by_type : "none",
-            inj.turns_by_gate ? "gate" : "mutex", inj.watching ? "on" : "off");
+    /* One write(2) of the whole line: a pipe takes up to PIPE_BUF bytes at once, so Hydra forwards
+     * it whole. stdio may write a line to unbuffered stderr in pieces (glibc 2.39 did), and another
+     * rank's line then lands between them (stop 59). */
+    char line[1024];
+    int n = snprintf(
+        line, sizeof(line),
+        "llamp-inject: rank=%d delta_l_ns=%" PRId64 " delayed=%" PRIu64
+        " lateness_median_ns=%" PRId64 " lateness_p99_ns=%" PRId64 " lateness_max_ns=%" PRId64
+        " lateness_mean_ns=%" PRId64 " lateness_total_ns=%" PRId64 " lateness_count=%" PRIu64
+        " dropped_at_finalize=%" PRIu64 " stamped=%" PRIu64 " due_when_seen=%" PRIu64
+        " due_outside_mpi=%" PRIu64 " by_type=%s turns=%s watch=%s\n",
+        inj.rank, inj.delta_ns, total, median, p99, max, llamp_lateness_mean(&inj.lateness),
+        inj.lateness.total_ns, inj.lateness.count, inj.dropped_at_finalize, inj.stamped,
+        inj.due_when_seen, inj.due_outside_mpi, used ? by_type : "none",
+        inj.turns_by_gate ? "gate" : "mutex", inj.watching ? "on" : "off");
+    if (n > 0) {
+        size_t len = (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
+        line[len - 1] = '\n'; /* a line cut short still ends */
+        if (write(STDERR_FILENO, line, len) < 0) {
+            /* nothing to do: the statistics are optional, the application must go on */
+        }
+    }
 }
 
 void llamp_inject_ucx_unbind(void)

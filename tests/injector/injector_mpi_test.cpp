@@ -404,6 +404,28 @@ TEST(InjectorCollective, AllreduceInternalMessagesAreDelayed) {
   EXPECT_GE(r.number("allreduce_span_median_us"), 2 * d) << r.output;
 }
 
+// The campaign reads every rank's statistics line from the launcher's merged
+// output: each line must arrive whole, on a line of its own.  Written in
+// pieces (stdio on glibc 2.39 did), another rank's line can land between
+// them, and that run was failed as "no line from rank 3" (stop 59).
+TEST(InjectorStats, EveryRankPrintsOneWholeLine) {
+  auto r = run_probe(delta(10) + " LLAMP_INJECT_STATS=1", 4, "collective 5");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::regex whole(
+      "llamp-inject: rank=([0-9]+) delta_l_ns=10000 delayed=[0-9]+ [^\n]*"
+      "by_type=[^ \n]+ turns=(gate|mutex) watch=(on|off)");
+  std::istringstream lines(r.output);
+  std::string text;
+  std::map<int, int> seen;
+  while (std::getline(lines, text)) {
+    if (text.find("llamp-inject:") == std::string::npos) continue;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(text, m, whole)) << "not one whole line: " << text << "\n" << r.output;
+    ++seen[std::stoi(m[1])];
+  }
+  EXPECT_EQ(seen, (std::map<int, int>{{0, 1}, {1, 1}, {2, 1}, {3, 1}})) << r.output;
+}
+
 TEST(InjectorFlood, MillionSmallMessagesArriveInOrderWithoutLoss) {
   auto r = run_probe(delta(10), 2, "flood 1000000");
   ASSERT_EQ(r.exit_code, 0) << r.output;
