@@ -181,16 +181,20 @@ class SwitchOffTest(unittest.TestCase):
     Xeon VM, 227 of 228 attempts noisy-host), the check cannot tell a noisy host and switches itself
     off: more than 3 in 4 of at least 20 judged measured attempts."""
 
+    def history(self, c, noisy, ok):
+        """Measured attempts judged before: `noisy` noisy-host by their computation (+25 %), then `ok`."""
+        for slot in range(noisy):
+            judged(c, slot, "noisy-host", 25.0)
+        for slot in range(noisy, noisy + ok):
+            judged(c, slot, "ok", 2.0)
+
     def slow_launch(self, c):
         measured(c, 900, 1, "ok", [800_000_000, 800_000_000])  # the quick launch: the reference
         return measured(c, 901, 1, "ok", [1_000_000_000, 800_000_000])  # +25 %
 
     def test_it_switches_off_and_keeps_the_launches_from_then_on(self):
         c = campaign(self)
-        for slot in range(16):
-            judged(c, slot, "noisy-host", 25.0)
-        for slot in range(16, 20):
-            judged(c, slot, "ok", 2.0)
+        self.history(c, noisy=16, ok=4)
         slow = self.slow_launch(c)
         logged = []
         why, slowed = compute_check.check(c, slow, log=logged.append)
@@ -212,10 +216,7 @@ class SwitchOffTest(unittest.TestCase):
 
     def test_not_before_twenty_judged_nor_at_three_in_four(self):
         c = campaign(self)
-        for slot in range(15):
-            judged(c, slot, "noisy-host", 25.0)
-        for slot in range(15, 19):
-            judged(c, slot, "ok", 1.0)
+        self.history(c, noisy=15, ok=4)
         slow = self.slow_launch(c)
         self.assertNotEqual(compute_check.check(c, slow, log=self.fail)[0], "")  # 15 of 19 judged
         # a probe's verdict after the run is no computation's: 15 of 20, exactly 3 in 4, still on
