@@ -226,8 +226,9 @@ void register_cli(CLI::App& app) {
                 "offloaded collectives): a round starts the moment the previous one's messages arrive, instead of "
                 "at the rank's next MPI call after the collective's start (MPICH's default)");
   sub->add_flag("--eager-progress,!--no-eager-progress", args->eager_progress,
-                "A nonblocking eager receive's o_r is paid no earlier than the rank's next MPI call that progresses "
-                "after the post, and the eager receives one call completes are copied out one after another (MPICH "
+                "A nonblocking eager receive's o_r (a nonblocking or persistent collective's first-round ones too) is "
+                "paid no earlier than the rank's next MPI call that progresses after the post, and the eager receives "
+                "one call completes are copied out one after another (MPICH "
                 "without an asynchronous progress thread); default: o_r starts when the message arrives, overlapping "
                 "the computation before the wait, as in LogGOPSim. Off with --async-progress and --completion-time "
                 "(its time from the trace holds the copies)");

@@ -118,6 +118,8 @@ class RankBuilder {
     Ref ack = kNone;      // synchronous send: the acknowledgement its completion also waits for (only
                           // its end: an irequires edge on it would wait for the receiver's match)
     int64_t record = -1;  // receive record of an active receive
+    // A nonblocking collective's eager receives copied out in a progress pass (GatedCollective::copies).
+    std::vector<uint64_t> copies;
   };
 
   // Makes `thread`'s chain the current one (docs/schedgen.md, "Threads").
@@ -174,6 +176,8 @@ class RankBuilder {
   void complete(const trace::Event& e, uint64_t call_index);
   // Options::eager_progress: chains the eager receives of copied_records_ gated at this call.
   void chain_eager_copies();
+  // ... and the nonblocking collectives' ones of copies_completed_.
+  void chain_collective_copies();
   void free_requests(const trace::Event& e);
   void lose_record(uint32_t rec);
 
@@ -229,6 +233,10 @@ class RankBuilder {
   struct GatedCollective {
     uint64_t last_call = 0;  // the call that started it or released its last level
     std::vector<std::vector<uint64_t>> levels;
+    // Options::eager_progress: its start's eager receives, which wait for the first call after the
+    // start that runs the progress engine (as point-to-point ones do; a start does not run it).
+    std::vector<uint64_t> copies;
+    bool copies_waiting = false;
     size_t next = 0;
   };
 
@@ -282,6 +290,9 @@ class RankBuilder {
   // the receives the call completes, in its order (Options::eager_progress).
   uint64_t receive_gate_ = kNone;
   std::vector<uint32_t> copied_records_;
+  // Options::eager_progress: the nonblocking collectives' eager receives this call's pass released
+  // (release_progress_gates), and those of the collectives it completes (complete()'s scratch).
+  std::vector<uint64_t> copies_released_, copies_completed_;
   // Options::cold_handshake_ns: the extra calc after the gate `cold_gate_of_` that the rendezvous
   // receives gated there wait for (one per call; kNone: none made yet).
   uint64_t cold_gate_of_ = kNone, cold_extra_ = kNone;

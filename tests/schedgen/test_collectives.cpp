@@ -396,6 +396,110 @@ TEST(SchedgenCollectives, NonblockingCollectiveLaterRoundsWaitForTheNextCall) {
   EXPECT_EQ(preds_of(a, 0, 4), (std::vector<std::string>{"R1", "R2"}));
 }
 
+// With --eager-progress a nonblocking collective's eager receives are copied out in the progress
+// engine too, as a point-to-point MPI_Irecv's are (docs/schedgen.md, "Progress of eager
+// receives"): app_nhalo's MPI_Ineighbor_alltoall on a periodic 2 x 1 torus receives two messages
+// from the other rank, and MPICH copies both out in the MPI_Wait, one after the other. Each
+// receive starts no earlier than the computation up to the call, the second after the first, and
+// that computation no longer waits for their start (it would wait for itself). Without the
+// option, with --async-progress and with --completion-time they start with the collective.
+TEST(SchedgenCollectives, NonblockingCollectiveEagerReceivesAreCopiedOutInTheNextCall) {
+  TraceSpec t(2);
+  for (int32_t r = 0; r < 2; ++r) {
+    Event& e = t[r].compute(10).add(Call::Ineighbor_alltoall);
+    e.sources = e.destinations = {1 - r, 1 - r, r, r};
+    e.bytes = e.bytes2 = 4096;
+    e.request = 42;
+    t[r].compute(500).wait(Call::Wait, {42}, {{42}});
+  }
+  const std::string dir = t.write("ineighbor_eager_copies");
+  Options eager;
+  eager.eager_progress = true;
+  eager.rendezvous_above_bytes = 8192;
+  Stats st;
+  graph::Graph g = build_graph(dir, eager, &st);
+  // 0 the computation before, 1-2 the two sends, 3-4 the two receives, 5 the start's own time and
+  // the gap up to the MPI_Wait, 6 the Wait's zero calc (the gate), 7 after it.
+  ASSERT_EQ(kinds_of(g, 0), "c s s r r c c c");
+  EXPECT_EQ(g.value[g.global_id(0, 5)], 10u + 500u);
+  EXPECT_EQ(preds_of(g, 0, 3), (std::vector<std::string>{"R0", "R5"}));        // copied out in the Wait
+  EXPECT_EQ(preds_of(g, 0, 4), (std::vector<std::string>{"R0", "R3", "R5"}));  // ... after the first
+  EXPECT_EQ(preds_of(g, 0, 5), (std::vector<std::string>{"I1", "I2", "R0"}));  // not the receives' start
+  EXPECT_EQ(preds_of(g, 0, 7), (std::vector<std::string>{"R1", "R2", "R3", "R4", "R6"}));
+  EXPECT_EQ(st.eager_gated_recvs, 2u * 2);
+  EXPECT_EQ(st.eager_chained_recvs, 2u * 1);
+  EXPECT_NO_THROW(graph::topological_order(g));
+
+  for (int variant : {0, 1, 2}) {
+    Options o = eager;
+    o.eager_progress = variant > 0;
+    o.async_progress = variant == 1;
+    o.completion_time = variant == 2;
+    Stats off_st;
+    graph::Graph off = build_graph(dir, o, &off_st);
+    ASSERT_EQ(kinds_of(off, 0), "c s s r r c c") << "variant " << variant;
+    EXPECT_EQ(preds_of(off, 0, 3), std::vector<std::string>{"R0"}) << "variant " << variant;
+    EXPECT_EQ(preds_of(off, 0, 4), std::vector<std::string>{"R0"}) << "variant " << variant;
+    EXPECT_EQ(preds_of(off, 0, 5), (std::vector<std::string>{"I1", "I2", "I3", "I4"})) << "variant " << variant;
+    EXPECT_EQ(off_st.eager_gated_recvs + off_st.eager_chained_recvs, 0u) << "variant " << variant;
+  }
+
+  // Above S the receives wait for a pass for their handshake already and are not chained.
+  Options small_s = eager;
+  small_s.rendezvous_above_bytes = 1024;
+  Stats rndv_st;
+  graph::Graph rndv = build_graph(dir, small_s, &rndv_st);
+  EXPECT_EQ(preds_of(rndv, 0, 4), (std::vector<std::string>{"R0", "R5"}));
+  EXPECT_EQ(rndv_st.eager_gated_recvs + rndv_st.eager_chained_recvs, 0u);
+}
+
+// The copies of several nonblocking collectives that one call completes are chained too, in the
+// order the call reports them (app_pcoll's MPI_Waitall completes a neighborhood collective's two
+// receives and an MPI_Allreduce's one). A collective the call leaves open is not: its message may
+// come only after the call returned, and the call's pass copies the others without it.
+TEST(SchedgenCollectives, CollectivesCompletedByOneCallAreCopiedOutOneAfterAnother) {
+  auto two_collectives = [](bool one_waitall, const std::string& name) {
+    TraceSpec t(2);
+    for (int32_t r = 0; r < 2; ++r) {
+      Event& e = t[r].compute(10).add(Call::Ineighbor_alltoall);
+      e.sources = e.destinations = {1 - r, 1 - r, r, r};
+      e.bytes = e.bytes2 = 4096;
+      e.request = 42;
+      t[r].coll(Call::Iallreduce, 8).request = 43;
+      if (one_waitall) {
+        t[r].compute(500).wait(Call::Waitall, {42, 43}, {{42}, {43}});
+      } else {
+        t[r].compute(500).wait(Call::Wait, {42}, {{42}});
+        t[r].compute(20).wait(Call::Wait, {43}, {{43}});
+      }
+    }
+    return t.write(name);
+  };
+  Options eager;
+  eager.eager_progress = true;
+  eager.rendezvous_above_bytes = 8192;
+  Stats st;
+  graph::Graph g = build_graph(two_collectives(true, "two_collectives_waitall"), eager, &st);
+  // 0 before, 1-2 the neighborhood collective's sends, 3-4 its receives, 5 the start's own time,
+  // 6-7 the allreduce's exchange, 8 the gap up to the MPI_Waitall, 9 the gate's zero calc, 10 after.
+  ASSERT_EQ(kinds_of(g, 0), "c s s r r c s r c c c");
+  EXPECT_EQ(preds_of(g, 0, 4), (std::vector<std::string>{"R0", "R3", "R8"}));
+  EXPECT_EQ(preds_of(g, 0, 7), (std::vector<std::string>{"R4", "R5", "R8"}));  // after the other's copies
+  EXPECT_EQ(st.eager_gated_recvs, 2u * 3);
+  EXPECT_EQ(st.eager_chained_recvs, 2u * 2);
+  EXPECT_NO_THROW(graph::topological_order(g));
+
+  Stats apart_st;
+  graph::Graph apart = build_graph(two_collectives(false, "two_collectives_apart"), eager, &apart_st);
+  // ... 8 the gap up to the first MPI_Wait, which releases both collectives' receives, 9 the
+  // gate's zero calc, 10 the gap up to the second MPI_Wait, 11 after it.
+  ASSERT_EQ(kinds_of(apart, 0), "c s s r r c s r c c c c");
+  EXPECT_EQ(preds_of(apart, 0, 4), (std::vector<std::string>{"R0", "R3", "R8"}));
+  EXPECT_EQ(preds_of(apart, 0, 7), (std::vector<std::string>{"R5", "R8"}));  // gated, not chained
+  EXPECT_EQ(apart_st.eager_chained_recvs, 2u * 1);
+  EXPECT_NO_THROW(graph::topological_order(apart));
+}
+
 // A nonblocking collective's receive above S needs a pass of the progress engine after it was
 // issued, like a point-to-point one (docs/schedgen.md, "Progress of rendezvous receives"): with
 // 64 KiB at p = 2 the reduce-scatter's 32 KiB receive, issued by the start, starts in the

@@ -206,6 +206,21 @@ TEST_P(SchedgenApps, TracedRunGivesCompleteGraph) {
   EXPECT_NO_THROW(graph::topological_order(rg));
   if (c.app == "halo3d") EXPECT_GT(rst.rendezvous_gated_recvs, 0u);  // its 512-byte faces
 
+  // The eager progress rule on a real trace, as the campaign builds it (docs/schedgen.md, "Progress
+  // of eager receives"): point-to-point and collective receives gated and chained, every message
+  // kept and no cycle; the apps with nonblocking or persistent collectives over several ranks gate
+  // their receives (app_subcomm's at 2 ranks are over one-rank communicators).
+  Options eager = opts;
+  eager.eager_progress = true;
+  eager.rendezvous_above_bytes = 8192;
+  Stats est;
+  graph::Graph eg;
+  ASSERT_NO_THROW(eg = build_graph(trace_dir, eager, &est));
+  EXPECT_EQ(eg.num_messages(), g.num_messages());
+  EXPECT_NO_THROW(graph::topological_order(eg));
+  if (c.app == "nhalo" || c.app == "pcoll" || c.app == "gradavg" || (c.app == "subcomm" && c.np == 4))
+    EXPECT_GT(est.eager_gated_recvs, 0u);
+
   // Time inside completion calls on a real trace (docs/schedgen.md): the graph keeps every message
   // and no cycle, the computation it adds is what the statistics count, and every app but hello
   // has blocking completion calls it times (which ones is fixed by the app, not by the run's
