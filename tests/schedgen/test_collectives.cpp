@@ -403,13 +403,19 @@ TEST(SchedgenCollectives, NonblockingCollectiveLaterRoundsWaitForTheNextCall) {
 // receive starts no earlier than the computation up to the call, the second after the first, and
 // that computation no longer waits for their start (it would wait for itself). Without the
 // option, with --async-progress and with --completion-time they start with the collective.
+// app_nhalo's halo exchange at 2 ranks: MPI_Ineighbor_alltoall of 4 KiB on the periodic 2 x 1 torus
+// (both dimension-0 neighbours the other rank, the dimension-1 ones the rank itself), after 10 ns.
+void start_torus_halo(RankEvents& rank, int32_t r, uint64_t request) {
+  Event& e = rank.compute(10).add(Call::Ineighbor_alltoall);
+  e.sources = e.destinations = {1 - r, 1 - r, r, r};
+  e.bytes = e.bytes2 = 4096;
+  e.request = request;
+}
+
 TEST(SchedgenCollectives, NonblockingCollectiveEagerReceivesAreCopiedOutInTheNextCall) {
   TraceSpec t(2);
   for (int32_t r = 0; r < 2; ++r) {
-    Event& e = t[r].compute(10).add(Call::Ineighbor_alltoall);
-    e.sources = e.destinations = {1 - r, 1 - r, r, r};
-    e.bytes = e.bytes2 = 4096;
-    e.request = 42;
+    start_torus_halo(t[r], r, 42);
     t[r].compute(500).wait(Call::Wait, {42}, {{42}});
   }
   const std::string dir = t.write("ineighbor_eager_copies");
@@ -461,10 +467,7 @@ TEST(SchedgenCollectives, CollectivesCompletedByOneCallAreCopiedOutOneAfterAnoth
   auto two_collectives = [](bool one_waitall, const std::string& name) {
     TraceSpec t(2);
     for (int32_t r = 0; r < 2; ++r) {
-      Event& e = t[r].compute(10).add(Call::Ineighbor_alltoall);
-      e.sources = e.destinations = {1 - r, 1 - r, r, r};
-      e.bytes = e.bytes2 = 4096;
-      e.request = 42;
+      start_torus_halo(t[r], r, 42);
       t[r].coll(Call::Iallreduce, 8).request = 43;
       if (one_waitall) {
         t[r].compute(500).wait(Call::Waitall, {42, 43}, {{42}, {43}});
