@@ -766,9 +766,9 @@ void RankBuilder::chain_eager_copies() {
   }
 }
 
-// The same for nonblocking collectives: the eager receives their starts issued, released at this
-// call's pass (a later call copies those whose messages were not there yet), of the collectives it
-// completes, in the order it reports them. app_pcoll's MPI_Waitall completes a neighborhood
+// The same for nonblocking collectives: the eager receives their starts issued, of the collectives
+// this call completes, in the order it reports them, where this call released them (those an
+// earlier poll released stay gated there, unchained). app_pcoll's MPI_Waitall completes a neighborhood
 // collective's two receives and an MPI_Allreduce's one. Only collectives this call completed: one
 // it leaves open may wait for a message sent after this call returns.
 void RankBuilder::chain_collective_copies() {
