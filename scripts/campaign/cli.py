@@ -128,8 +128,9 @@ def run_parser():
                    help="a measured run, traced run or reference run in which a rank computed (outside MPI) more than "
                         "PCT %% longer than in the campaign's quick launches of its kind (the 10th percentile) was "
                         "slowed by the host: 'noisy-host', recorded, never averaged in, launched again; at the "
-                        "campaign's end every kept launch is judged again; it switches itself off when more than "
-                        "3 in 4 of at least 20 measured runs fail it (the machine's ordinary launch is that slow) "
+                        "campaign's end every kept launch is judged again; when more than 3 in 4 of at least 20 "
+                        "measured runs fail it (the machine's ordinary launch is that slow) it compares with the "
+                        "median launch instead, and switches itself off where that fails as often "
                         "(default 0: off)")
     p.add_argument("--noisy-retries", type=int, default=5, metavar="K",
                    help="launches again after noisy-host ones, per run over the whole campaign, per traced run "
@@ -392,7 +393,7 @@ def run_local(c):
                 prepare.parameter_launch_once(c, k, _log)
             rounds.gate_slot(c, s, _log)
             runs.run_slot(c, s, _log)
-        if compute_check.switched_off(c):  # the slots it left without a run before it switched off
+        if compute_check.stage(c) != compute_check.QUICK:  # the slots it left without a run before it moved on
             for s in c.schedule:
                 runs.run_slot(c, s, _log)
         rounds.run_until_floor(c, _log)

@@ -23,13 +23,24 @@ other only, and rejudge() takes a second look at the campaign's end.
 
 The check rests on the quiet host computing the same from launch to launch. Where the ordinary
 launch computes more than PCT % longer than the quick ones, it cannot tell a noisy host from the
-machine's usual, and rejects nearly everything: on the lent 16-vCPU Xeon VM (stop 59, 4 ranks) the
-ranks computed a median 20-50 % longer than in the quickest tenth of the launches, at every ΔL,
-227 of 228 gradavg attempts were noisy-host, and a slot was launched 16 times. So once OFF_AFTER
-measured attempts were judged and more than OFF_SHARE of them were noisy-host by their
-computation, the check switches off for the rest of the campaign (switched_off(), kept in
-OFF_FILE), and the log and the report say so. On the 2-vCPU VM, where the premise holds, spells made
-up to 59 % of the first attempts noisy-host (table AG20), 33 % over whole campaigns (AG21).
+machine's usual, and rejects nearly everything. On the lent 16-vCPU Xeon VM (stop 59, 4 ranks) the
+ranks computed a median 20-50 % longer than in the quickest tenth of the launches, at every ΔL:
+227 of 228 gradavg attempts were noisy-host, and a slot was launched 16 times. On the 2-vCPU VM
+halo3d, whose 2 MiB per rank live in the L3 cache the host's other guests share, computed 6-9 %
+longer in its ordinary launches than in its quickest tenth (stop 60, table AG25: 40 of 53 attempts
+noisy-host). So the check has stages (stage()):
+
+- QUICK: against the 10th percentile, as above.
+- ORDINARY: once WIDEN_AFTER measured attempts were judged and more than WIDEN_SHARE of them were
+  noisy-host by their computation, the check compares with the ordinary launch instead, the
+  median of the kind's kept launches (WIDENED_FILE, logged and reported). A spell still stands out
+  from that. The slots the quick stage left without a run get new attempts.
+- OFF: where even that rejects more than WIDEN_SHARE of WIDEN_AFTER attempts judged since, the
+  launches cannot tell a spell at all (the host's speed drifts), and the check switches off for
+  the rest of the campaign (OFF_FILE).
+
+On the 2-vCPU VM, where the premise holds for the other apps, spells made up to 59 % of the
+first attempts noisy-host (table AG20), 33 % over whole campaigns (AG21).
 """
 import glob
 import json
@@ -40,30 +51,32 @@ from . import rejudge as rejudge_mod
 from .runtime_records import RecordError, read_compute
 
 UNTRACED, TRACED = "untraced", "traced"
-OFF_AFTER, OFF_SHARE = 20, 0.75
-OFF_FILE = "compute-check-off.json"
+QUICK, ORDINARY, OFF = "quick", "ordinary", "off"
+WIDEN_AFTER, WIDEN_SHARE = 20, 0.75
+WIDENED_FILE, OFF_FILE = "compute-check-widened.json", "compute-check-off.json"
+QUANTILE = {QUICK: 0.1, ORDINARY: 0.5}
 
 
 def enabled(campaign):
     return campaign.noisy_compute_pct > 0
 
 
-def _accepted(folder):
+def _status(folder):
     try:
         with open(os.path.join(folder, "record.json")) as f:
-            return json.load(f).get("status") == "ok"
+            return json.load(f).get("status")
     except (OSError, ValueError):
-        return False
+        return None
 
 
-def _folders(campaign, kind):
+def _folders(campaign, kind, statuses=("ok",)):
     """The launches of a kind the campaign kept: the traced runs and reference runs (a launch that
-    was not kept was replaced in its folder), and the measured attempts that were ok. Not the
-    slow-cores ones: with the ranks' vCPUs on two physical cores instead of one, a rank computes
-    faster, and every run on one core would look slowed."""
+    was not kept was replaced in its folder), and the measured attempts whose status is in
+    `statuses`. Not the slow-cores ones: with the ranks' vCPUs on two physical cores instead of
+    one, a rank computes faster, and every run on one core would look slowed."""
     if kind == TRACED:
         return glob.glob(campaign.path("trace-*-runtime"))
-    return ([d for d in glob.glob(campaign.path("runs", "slot-*-a*")) if _accepted(d)]
+    return ([d for d in glob.glob(campaign.path("runs", "slot-*-a*")) if _status(d) in statuses]
             + glob.glob(campaign.path("trace-*-reference")))
 
 
@@ -76,32 +89,43 @@ def _computation(folder):
 
 
 def reference(campaign, kind, current=None):
-    """{rank: ns}: each rank's quick computation, the 10th percentile (the shortest while there are
-    fewer than ten) over the campaign's kept launches of this kind and the current one (folders
-    whose records lack it, from an older timer or a failed launch, are skipped)."""
+    """{rank: ns}: each rank's computation in the launches the stage compares with, over the
+    campaign's launches of this kind and the current one (folders whose records lack it, from an
+    older timer or a failed launch, are skipped). In the QUICK stage the 10th percentile (the
+    shortest while there are fewer than ten) of the kept launches. Once ORDINARY the median (the
+    upper one of an even count) of the kept and the noisy-host launches: the quick stage rejected
+    the machine's ordinary launches, and a median of the kept ones only would stay among the quick."""
+    now = stage(campaign)
+    statuses = ("ok", "noisy-host") if now == ORDINARY else ("ok",)
     per_rank = {}
-    for folder in set(_folders(campaign, kind)) | ({current} if current else set()):
+    for folder in set(_folders(campaign, kind, statuses)) | ({current} if current else set()):
         for rank, ns in _computation(folder).items():
             if ns > 0:
                 per_rank.setdefault(rank, []).append(ns)
-    return {rank: sorted(values)[len(values) // 10] for rank, values in per_rank.items()}
+    q = QUANTILE[ORDINARY if now == ORDINARY else QUICK]
+    return {rank: sorted(values)[int(len(values) * q)] for rank, values in per_rank.items()}
 
 
 def check(campaign, folder, kind=UNTRACED, log=print):
     """(why, slowed_pct) for the launch whose runtime records are in folder: why the host slowed it
     ("" when it computed within --noisy-compute % of the reference, or the check is off or switched
     off), and its slowest rank's computation against that rank's reference, in % (None when nothing
-    was compared)."""
+    was compared). A launch the QUICK stage rejects may move the check on (_next_stage_if_premise_fails),
+    and is judged again in the stage it moved to."""
     if not enabled(campaign):
         return "", None
-    why, slowed = _judge(campaign, _computation(folder), reference(campaign, kind, folder), kind)
-    if why and _premise_fails(campaign, log):
-        return "", slowed
+    computation = _computation(folder)
+    why, slowed = _judge(campaign, computation, reference(campaign, kind, folder), kind)
+    if why and _next_stage_if_premise_fails(campaign, log):
+        if stage(campaign) == OFF:
+            return "", slowed
+        why, slowed = _judge(campaign, computation, reference(campaign, kind, folder), kind)
     return why, slowed
 
 
-def _measured_tally(campaign):
-    """(judged, noisy by their computation, the judged ones' slowed %) over the measured attempts."""
+def _measured_tally(campaign, which):
+    """(judged, noisy by their computation, the judged ones' slowed %) over the measured attempts
+    judged in stage `which` (records of an older campaign have no stage: QUICK)."""
     judged, noisy, slowed = 0, 0, []
     for path in glob.glob(campaign.path("runs", "slot-*-a*", "record.json")):
         try:
@@ -109,39 +133,79 @@ def _measured_tally(campaign):
                 run = json.load(f)
         except (OSError, ValueError):
             continue
-        if run.get("compute_slowed_pct") is None:
+        if run.get("compute_slowed_pct") is None or run.get("compute_stage", QUICK) != which:
             continue
         judged += 1
         slowed.append(run["compute_slowed_pct"])
-        noisy += run.get("status") == "noisy-host" and run.get("reason", "").startswith("in the run")
+        noisy += noisy_by_computation(run)
     return judged, noisy, slowed
 
 
-def switched_off(campaign):
-    """What switched the check off in this campaign ({judged, noisy_host, slowed_median_pct}), or None."""
+def noisy_by_computation(run):
+    """Whether a measured attempt's record says the check rejected it."""
+    return run.get("status") == "noisy-host" and run.get("reason", "").startswith("in the run")
+
+
+def _read(campaign, name):
     try:
-        with open(campaign.path(OFF_FILE)) as f:
+        with open(campaign.path(name)) as f:
             return json.load(f)
     except (OSError, ValueError):
         return None
 
 
-def _premise_fails(campaign, log):
-    """Whether the check is switched off: already, or now, because more than OFF_SHARE of at least
-    OFF_AFTER judged measured attempts computed too slowly (the module's docstring)."""
-    if switched_off(campaign):
-        return True
-    judged, noisy, slowed = _measured_tally(campaign)
-    if judged < OFF_AFTER or noisy <= OFF_SHARE * judged:
+def widened(campaign):
+    """What moved the check to the ORDINARY stage ({judged, noisy_host, slowed_median_pct}), or None."""
+    return _read(campaign, WIDENED_FILE)
+
+
+def switched_off(campaign):
+    """What switched the check off in this campaign ({judged, noisy_host, slowed_median_pct}: those
+    judged since it widened), or None."""
+    return _read(campaign, OFF_FILE)
+
+
+def stage(campaign):
+    """QUICK, ORDINARY or OFF (the module's docstring)."""
+    return OFF if switched_off(campaign) else ORDINARY if widened(campaign) else QUICK
+
+
+def counts_against_retries(campaign, run):
+    """Whether a slot's noisy-host attempt counts towards --noisy-retries (runs.run_slot): not once
+    the check is off, nor when the computation was judged in a stage the check has since left
+    (records of an older campaign have no stage: QUICK)."""
+    if run.get("status") != "noisy-host":
         return False
-    off = {"judged": judged, "noisy_host": noisy, "slowed_median_pct": statistics.median(slowed)}
-    with open(campaign.path(OFF_FILE + ".tmp"), "w") as f:
-        json.dump(off, f, indent=2)
-    os.replace(campaign.path(OFF_FILE + ".tmp"), campaign.path(OFF_FILE))
-    log(f"--noisy-compute: switched off: {noisy} of {judged} measured attempts computed more than "
-        f"{campaign.noisy_compute_pct:g} % longer than the quick launches (median {off['slowed_median_pct']:.1f} %): "
-        f"on this machine the ordinary launch is that slow, so a launch's computation cannot tell a noisy host; "
-        f"the launches from now on are kept, and the slots left without a run are launched again")
+    now = stage(campaign)
+    if now == OFF:
+        return False
+    return not noisy_by_computation(run) or run.get("compute_stage", QUICK) == now
+
+
+def _next_stage_if_premise_fails(campaign, log):
+    """Whether the check has left the stage in which the current launch was judged: moves it on when
+    more than WIDEN_SHARE of at least WIDEN_AFTER measured attempts judged in the current stage
+    computed too slowly (the module's docstring). Already OFF: True."""
+    now = stage(campaign)
+    if now == OFF:
+        return True
+    judged, noisy, slowed = _measured_tally(campaign, now)
+    if judged < WIDEN_AFTER or noisy <= WIDEN_SHARE * judged:
+        return False
+    moved = {"judged": judged, "noisy_host": noisy, "slowed_median_pct": statistics.median(slowed)}
+    name = WIDENED_FILE if now == QUICK else OFF_FILE
+    with open(campaign.path(name + ".tmp"), "w") as f:
+        json.dump(moved, f, indent=2)
+    os.replace(campaign.path(name + ".tmp"), campaign.path(name))
+    said = (f"{noisy} of {judged} measured attempts computed more than {campaign.noisy_compute_pct:g} % longer than "
+            f"the {now} launches (median {moved['slowed_median_pct']:.1f} %)")
+    if now == QUICK:
+        log(f"--noisy-compute: widened: {said}: on this machine the ordinary launch is that slow, so from now on a "
+            f"launch is compared with the ordinary launches (the median), and the slots left without a run are "
+            f"launched again")
+    else:
+        log(f"--noisy-compute: switched off: {said}, also since it widened: the host's speed drifts, so a launch's "
+            f"computation cannot tell a noisy host; the launches from now on are kept")
     return True
 
 
@@ -153,7 +217,7 @@ def _judge(campaign, mine, best, kind):
     worst = slowed[rank]
     if worst <= campaign.noisy_compute_pct:
         return "", worst
-    return (f"rank {rank} computed {worst:.1f} % longer outside MPI than in the quick {kind} launches "
+    return (f"rank {rank} computed {worst:.1f} % longer outside MPI than in the {stage(campaign)} {kind} launches "
             f"({mine[rank] / 1e6:.1f} ms against {best[rank] / 1e6:.1f} ms; limit {campaign.noisy_compute_pct:g} %)",
             worst)
 
@@ -172,6 +236,7 @@ def summary(campaign, records):
         "judged": len(accepted),
         "accepted_slowed_median_pct": statistics.median(accepted) if accepted else None,
         "accepted_slowed_max_pct": accepted[-1] if accepted else None,
+        "widened": widened(campaign),
         "switched_off": switched_off(campaign),
     }
 
@@ -182,17 +247,25 @@ def paragraph(s):
         return []
     text = (f"Computation outside MPI (`--noisy-compute {s['limit_pct']:g}`; docs/campaign.md, 'Computation outside "
             f"MPI'): {s['noisy_host']} measured attempt(s) had a rank compute more than {s['limit_pct']:g} % longer "
-            f"than in the campaign's quick launches (10th percentile) and were launched again.")
+            f"than in the campaign's quick launches (10th percentile)"
+            + (", or once it widened its ordinary launches (the median)," if s.get("widened") else "")
+            + " and were launched again.")
     if s["judged"]:
         text += (f" The {s['judged']} accepted runs' slowest ranks computed {s['accepted_slowed_median_pct']:.1f} % "
                  f"(median) and at most {s['accepted_slowed_max_pct']:.1f} % longer than that.")
+    wide = s.get("widened")
+    if wide:
+        text += (f" **The check widened** after {wide['noisy_host']} of {wide['judged']} measured attempts had been "
+                 f"noisy-host by their computation (median {wide['slowed_median_pct']:.1f} % longer than the quick "
+                 f"launches): on this machine the ordinary launch computes that much longer than the quick ones, so "
+                 f"from then on a launch was compared with the median of the kept launches, from which a spell "
+                 f"still stands out.")
     off = s.get("switched_off")
     if off:
         text += (f" **The check switched itself off** after {off['noisy_host']} of {off['judged']} measured attempts "
-                 f"had been noisy-host by their computation (median {off['slowed_median_pct']:.1f} % longer than the "
-                 f"quick launches): on this machine the ordinary launch computes that much longer than the quick "
-                 f"ones, so a launch's computation cannot tell a noisy host. The runs after it were kept as they "
-                 f"came, and their spread is in the noise floor.")
+                 f"since it widened had been noisy-host by their computation (median {off['slowed_median_pct']:.1f} % "
+                 f"longer than the ordinary launches): the host's speed drifted, so a launch's computation could not "
+                 f"tell a noisy host. The runs after it were kept as they came, and their spread is in the noise floor.")
     return [text, ""]
 
 
@@ -218,7 +291,8 @@ def rejudge(campaign, log=print):
             if os.path.exists(record_path):  # a measured attempt
                 with open(record_path) as f:
                     run = json.load(f)
-                run.update(status="noisy-host", reason=f"in the run {why} (judged again at the campaign's end)")
+                run.update(status="noisy-host", reason=f"in the run {why} (judged again at the campaign's end)",
+                           compute_stage=stage(campaign))
                 with open(record_path + ".tmp", "w") as f:
                     json.dump(run, f, indent=2)
                 os.replace(record_path + ".tmp", record_path)
@@ -228,6 +302,6 @@ def rejudge(campaign, log=print):
             taken_back.append(name)
     if taken_back:
         log(f"--noisy-compute: {len(taken_back)} accepted launch(es) computed more than "
-            f"{campaign.noisy_compute_pct:g} % longer than the campaign's quick launches and are launched again "
+            f"{campaign.noisy_compute_pct:g} % longer than the campaign's {stage(campaign)} launches and are launched again "
             f"({', '.join(taken_back)})")
     return len(taken_back)

@@ -529,7 +529,7 @@ def write_csvs(campaign, result):
     records = runs.load_records(campaign)
     fields = ["slot", "round", "delta_ns", "attempt", "status", "exit_code", "runtime_ns", "wall_s",
               "started_unix", "host", "core_before_ns", "core_init_ns", "core_finalize_ns", "core_during_ns",
-              "core_during_min_ns", "core_after_ns", "compute_slowed_pct",
+              "core_during_min_ns", "core_after_ns", "compute_slowed_pct", "compute_stage",
               "reason", "directory"]
     with open(campaign.path("runs.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")

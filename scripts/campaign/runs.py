@@ -112,6 +112,8 @@ def run_attempt(campaign, slot, attempt, log=print):
                 _check_injection(record, directory, campaign.ranks)
         if record["status"] == OK:
             slowed, record["compute_slowed_pct"] = compute_check.check(campaign, directory, log=log)
+            if record["compute_slowed_pct"] is not None:
+                record["compute_stage"] = compute_check.stage(campaign)
             if slowed:
                 record["status"], record["reason"] = NOISY_HOST, f"in the run {slowed}"
         if record["status"] == OK:
@@ -165,14 +167,15 @@ def run_slot(campaign, slot, log=print):
     after earlier ones, so resuming a campaign adds attempts instead of replacing them.
     The noisy-host bound holds over the whole campaign: the end's re-judge passes call this again,
     and with a bound per call one slot was launched 16 times (stop 59). Once --noisy-compute has
-    switched itself off (compute_check.switched_off) the slot's earlier noisy-host attempts no longer
-    count: they are what the machine's ordinary launches look like."""
+    widened or switched itself off (compute_check.stage) the slot's earlier noisy-host attempts by
+    their computation no longer count: they are what the machine's ordinary launches look like
+    (compute_check.counts_against_retries)."""
     existing = [r for r in load_records(campaign) if r["slot"] == slot.slot]
     if any(r["status"] == OK for r in existing):
         return next(r for r in existing if r["status"] == OK)
     attempt = max([r["attempt"] for r in existing], default=0)
     failures = slow = 0
-    noisy = 0 if compute_check.switched_off(campaign) else sum(r["status"] == NOISY_HOST for r in existing)
+    noisy = sum(compute_check.counts_against_retries(campaign, r) for r in existing)
     if noisy > campaign.noisy_retries:
         return max(existing, key=lambda r: r["attempt"])
     while True:
