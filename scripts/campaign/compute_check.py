@@ -33,7 +33,7 @@ noisy-host). So the check has stages (stage()):
 - QUICK: against the 10th percentile, as above.
 - ORDINARY: once WIDEN_AFTER measured attempts were judged and more than WIDEN_SHARE of them were
   noisy-host by their computation, the check compares with the ordinary launch instead, the
-  median of the kind's kept launches (WIDENED_FILE, logged and reported). A spell still stands out
+  median of the kind's kept and noisy-host launches (WIDENED_FILE, logged and reported). A spell still stands out
   from that. The slots the quick stage left without a run get new attempts.
 - OFF: where even that rejects more than WIDEN_SHARE of WIDEN_AFTER attempts judged since, the
   launches cannot tell a spell at all (the host's speed drifts), and the check switches off for
@@ -54,7 +54,6 @@ UNTRACED, TRACED = "untraced", "traced"
 QUICK, ORDINARY, OFF = "quick", "ordinary", "off"
 WIDEN_AFTER, WIDEN_SHARE = 20, 0.75
 WIDENED_FILE, OFF_FILE = "compute-check-widened.json", "compute-check-off.json"
-QUANTILE = {QUICK: 0.1, ORDINARY: 0.5}
 
 
 def enabled(campaign):
@@ -102,7 +101,7 @@ def reference(campaign, kind, current=None):
         for rank, ns in _computation(folder).items():
             if ns > 0:
                 per_rank.setdefault(rank, []).append(ns)
-    q = QUANTILE[ORDINARY if now == ORDINARY else QUICK]
+    q = 0.5 if now == ORDINARY else 0.1
     return {rank: sorted(values)[int(len(values) * q)] for rank, values in per_rank.items()}
 
 
@@ -231,8 +230,7 @@ def summary(campaign, records):
                       if r["status"] == "ok" and r.get("compute_slowed_pct") is not None)
     return {
         "limit_pct": campaign.noisy_compute_pct,
-        "noisy_host": sum(1 for r in records if r["status"] == "noisy-host"
-                          and r.get("reason", "").startswith("in the run")),
+        "noisy_host": sum(noisy_by_computation(r) for r in records),
         "judged": len(accepted),
         "accepted_slowed_median_pct": statistics.median(accepted) if accepted else None,
         "accepted_slowed_max_pct": accepted[-1] if accepted else None,
@@ -258,8 +256,8 @@ def paragraph(s):
         text += (f" **The check widened** after {wide['noisy_host']} of {wide['judged']} measured attempts had been "
                  f"noisy-host by their computation (median {wide['slowed_median_pct']:.1f} % longer than the quick "
                  f"launches): on this machine the ordinary launch computes that much longer than the quick ones, so "
-                 f"from then on a launch was compared with the median of the kept launches, from which a spell "
-                 f"still stands out.")
+                 f"from then on a launch was compared with the median of the kept and noisy-host launches, from "
+                 f"which a spell still stands out.")
     off = s.get("switched_off")
     if off:
         text += (f" **The check switched itself off** after {off['noisy_host']} of {off['judged']} measured attempts "
