@@ -436,11 +436,7 @@ TEST(SchedgenCollectives, NonblockingCollectiveEagerReceivesAreCopiedOutInTheNex
   EXPECT_EQ(st.eager_chained_recvs, 2u * 1);
   EXPECT_NO_THROW(graph::topological_order(g));
 
-  for (int variant : {0, 1, 2}) {
-    Options o = eager;
-    o.eager_progress = variant > 0;
-    o.async_progress = variant == 1;
-    o.completion_time = variant == 2;
+  for (const auto& [variant, o] : without_eager_copies(eager)) {
     Stats off_st;
     graph::Graph off = build_graph(dir, o, &off_st);
     ASSERT_EQ(kinds_of(off, 0), "c s s r r c c") << "variant " << variant;

@@ -865,11 +865,7 @@ TEST(SchedgenP2P, EagerReceivesAreCopiedOutInTheCompletionCall) {
   EXPECT_EQ(st.rendezvous_gated_recvs, 0u);
 
   // Off, with --async-progress, with --completion-time (the time from the trace holds the copies).
-  for (int variant : {0, 1, 2}) {
-    Options o;
-    o.eager_progress = variant > 0;
-    o.async_progress = variant == 1;
-    o.completion_time = variant == 2;
+  for (const auto& [variant, o] : without_eager_copies({})) {
     Stats off_st;
     graph::Graph off = build_graph(dir, o, &off_st);
     EXPECT_EQ(kinds_of(off, 0), "c c c s c s c r r c") << "variant " << variant;

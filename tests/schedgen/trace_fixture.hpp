@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "llamp/graph.hpp"
@@ -148,6 +149,21 @@ inline WithAndWithout build_with_and_without(const std::string& dir, const Optio
 }
 
 // Vertex kinds of one rank, in local id order: "c s c r c".
+// The options under which --eager-progress's copies must not appear: the rule off, with
+// --async-progress (a progress thread copies as messages arrive), and with --completion-time (the
+// traced time of the completion call holds the copies). Named for the assertions' messages.
+inline std::vector<std::pair<std::string, Options>> without_eager_copies(const Options& base) {
+  std::vector<std::pair<std::string, Options>> out;
+  for (const char* name : {"off", "async-progress", "completion-time"}) {
+    Options o = base;
+    o.eager_progress = std::string(name) != "off";
+    o.async_progress = std::string(name) == "async-progress";
+    o.completion_time = std::string(name) == "completion-time";
+    out.emplace_back(name, o);
+  }
+  return out;
+}
+
 inline std::string kinds_of(const graph::Graph& g, uint32_t rank) {
   std::string out;
   for (uint64_t v = g.rank_begin[rank]; v < g.rank_begin[rank + 1]; ++v) {
