@@ -126,7 +126,8 @@ def run_parser():
                         "again once the gate finds the host quiet (default 0: off)")
     p.add_argument("--noisy-compute", type=float, default=0.0, metavar="PCT",
                    help="a measured run, traced run or reference run in which a rank computed (outside MPI) more than "
-                        "PCT %% longer than in the campaign's quick launches of its kind (the 10th percentile) was "
+                        "PCT %% longer than in the campaign's quick launches of its kind (the 10th percentile; untraced "
+                        "ones at the same ΔL) was "
                         "slowed by the host: 'noisy-host', recorded, never averaged in, launched again; at the "
                         "campaign's end every kept launch is judged again; when more than 3 in 4 of at least 20 "
                         "measured runs fail it (the machine's ordinary launch is that slow) it compares with the "

@@ -13,9 +13,15 @@ correlated at 0.99 (docs/campaign.md, "Computation outside MPI").
 With --noisy-compute PCT, a launch whose rank computed more than PCT % longer than the same rank's
 quick computation among the campaign's launches of its kind (reference(): the 10th percentile) is
 "noisy-host": recorded, never averaged in, launched again (runs.run_slot, prepare._probed_launch).
-The kinds are the untraced launches (measured runs at every ΔL and the reference runs) and the
-traced runs: the tracer's own work touches the caches between the application's calls, so a
-traced rank computes a little longer. Noise only ever adds time, so the quick launches show the
+The kinds are the untraced launches at each ΔL (the measured runs at that ΔL; at ΔL = 0 also the
+reference runs) and the traced runs: the tracer's own work touches the caches between the
+application's calls, so a traced rank computes a little longer. Per ΔL, because an app that waits
+by working can compute more the longer its messages take: app_completions' and app_master_worker's
+polling loops work between polls (4 ranks on the lent Xeon, stop 62: 265 ms at ΔL = 0, 1.09 s at
+50 us, 1.47 s at 75 us), and against the ΔL = 0 launches every run at 50 us was noisy-host. The
+runtime timer now keeps a polling loop's waits out of the computation (poll_wait_ns), yet what is
+left still grew 20-30 % from ΔL = 0 to 100 us at 2 ranks (31-39 ms against 42-47 ms over a runtime
+of 0.25 s against 3.95 s: the host's and the injector's own work over a 16 times longer run). Noise only ever adds time, so the quick launches show the
 quiet host's speed; the 10th percentile rather than the fastest, because a lucky launch runs a few
 % faster still (table AG20: rank 1 computed 806-844 ms in quiet launches and once 781 ms, against
 which the next quiet ones looked 3-6 % slow). The first launches of a kind are compared with each
@@ -48,6 +54,7 @@ import os
 import statistics
 
 from . import rejudge as rejudge_mod
+from . import units
 from .runtime_records import RecordError, read_compute
 
 UNTRACED, TRACED = "untraced", "traced"
@@ -66,6 +73,15 @@ def _status(folder):
             return json.load(f).get("status")
     except (OSError, ValueError):
         return None
+
+
+def _delta_ns(folder):
+    """The ΔL a kept launch ran at: a measured attempt's record's; 0 for the traced and reference runs."""
+    try:
+        with open(os.path.join(folder, "record.json")) as f:
+            return float(json.load(f).get("delta_ns", 0.0))
+    except (OSError, ValueError):
+        return 0.0
 
 
 def _folders(campaign, kind, statuses=("ok",)):
@@ -87,17 +103,18 @@ def _computation(folder):
         return {}
 
 
-def reference(campaign, kind, current=None):
+def reference(campaign, kind, current=None, delta_ns=0.0):
     """{rank: ns}: each rank's computation in the launches the stage compares with, over the
-    campaign's launches of this kind and the current one (folders whose records lack it, from an
-    older timer or a failed launch, are skipped). In the QUICK stage the 10th percentile (the
+    campaign's launches of this kind (the untraced ones at delta_ns) and the current one (folders
+    whose records lack it, from an older timer or a failed launch, are skipped). In the QUICK stage the 10th percentile (the
     shortest while there are fewer than ten) of the kept launches. Once ORDINARY the median (the
     upper one of an even count) of the kept and the noisy-host launches: the quick stage rejected
     the machine's ordinary launches, and a median of the kept ones only would stay among the quick."""
     now = stage(campaign)
     statuses = ("ok", "noisy-host") if now == ORDINARY else ("ok",)
     per_rank = {}
-    for folder in set(_folders(campaign, kind, statuses)) | ({current} if current else set()):
+    launches = {f for f in _folders(campaign, kind, statuses) if kind == TRACED or _delta_ns(f) == delta_ns}
+    for folder in launches | ({current} if current else set()):
         for rank, ns in _computation(folder).items():
             if ns > 0:
                 per_rank.setdefault(rank, []).append(ns)
@@ -105,8 +122,9 @@ def reference(campaign, kind, current=None):
     return {rank: sorted(values)[int(len(values) * q)] for rank, values in per_rank.items()}
 
 
-def check(campaign, folder, kind=UNTRACED, log=print):
-    """(why, slowed_pct) for the launch whose runtime records are in folder: why the host slowed it
+def check(campaign, folder, kind=UNTRACED, log=print, delta_ns=0.0):
+    """(why, slowed_pct) for the launch whose runtime records are in folder (an untraced one ran at
+    delta_ns; its record is not written yet): why the host slowed it
     ("" when it computed within --noisy-compute % of the reference, or the check is off or switched
     off), and its slowest rank's computation against that rank's reference, in % (None when nothing
     was compared). A launch the QUICK stage rejects may move the check on (_next_stage_if_premise_fails),
@@ -114,11 +132,11 @@ def check(campaign, folder, kind=UNTRACED, log=print):
     if not enabled(campaign):
         return "", None
     computation = _computation(folder)
-    why, slowed = _judge(campaign, computation, reference(campaign, kind, folder), kind)
+    why, slowed = _judge(campaign, computation, reference(campaign, kind, folder, delta_ns), kind, delta_ns)
     if why and _next_stage_if_premise_fails(campaign, log):
         if stage(campaign) == OFF:
             return "", slowed
-        why, slowed = _judge(campaign, computation, reference(campaign, kind, folder), kind)
+        why, slowed = _judge(campaign, computation, reference(campaign, kind, folder, delta_ns), kind, delta_ns)
     return why, slowed
 
 
@@ -208,7 +226,7 @@ def _next_stage_if_premise_fails(campaign, log):
     return True
 
 
-def _judge(campaign, mine, best, kind):
+def _judge(campaign, mine, best, kind, delta_ns=0.0):
     slowed = {r: 100.0 * (ns / best[r] - 1.0) for r, ns in mine.items() if best.get(r, 0) > 0}
     if not slowed:
         return "", None
@@ -216,7 +234,8 @@ def _judge(campaign, mine, best, kind):
     worst = slowed[rank]
     if worst <= campaign.noisy_compute_pct:
         return "", worst
-    return (f"rank {rank} computed {worst:.1f} % longer outside MPI than in the {stage(campaign)} {kind} launches "
+    at = f" at ΔL {units.fmt_us(delta_ns)}" if kind == UNTRACED and delta_ns > 0 else ""
+    return (f"rank {rank} computed {worst:.1f} % longer outside MPI than in the {stage(campaign)} {kind} launches{at} "
             f"({mine[rank] / 1e6:.1f} ms against {best[rank] / 1e6:.1f} ms; limit {campaign.noisy_compute_pct:g} %)",
             worst)
 
@@ -279,9 +298,12 @@ def rejudge(campaign, log=print):
         return 0
     taken_back = []
     for kind in (UNTRACED, TRACED):
-        best = reference(campaign, kind)
+        references = {}  # by ΔL
         for folder in sorted(_folders(campaign, kind)):
-            why = _judge(campaign, _computation(folder), best, kind)[0]
+            delta_ns = 0.0 if kind == TRACED else _delta_ns(folder)
+            if delta_ns not in references:
+                references[delta_ns] = reference(campaign, kind, delta_ns=delta_ns)
+            why = _judge(campaign, _computation(folder), references[delta_ns], kind, delta_ns)[0]
             if not why:
                 continue
             name = os.path.basename(folder)

@@ -111,7 +111,8 @@ def run_attempt(campaign, slot, attempt, log=print):
             elif injected:
                 _check_injection(record, directory, campaign.ranks)
         if record["status"] == OK:
-            slowed, record["compute_slowed_pct"] = compute_check.check(campaign, directory, log=log)
+            slowed, record["compute_slowed_pct"] = compute_check.check(campaign, directory, log=log,
+                                                                       delta_ns=slot.delta_ns)
             if record["compute_slowed_pct"] is not None:
                 record["compute_stage"] = compute_check.stage(campaign)
             if slowed:

@@ -3,14 +3,16 @@
     llamp-runtime rank <r> size <p> runtime_ns <n> init_end_ns <a> finalize_start_ns <b>
                   [core_init_ns <x> core_finalize_ns <y>
                    [core_run_max_ns <m> core_run_probes <k> [core_run_min_ns <s>]]]
-                  [compute_ns <c> mpi_calls <k>]
+                  [compute_ns <c> mpi_calls <k> [poll_wait_ns <w>]]
 
 The runtime of a run is the maximum over ranks of (MPI_Finalize start - MPI_Init end). The
 optional pairs are the in-run core probes (LLAMP_CORE_PROBE_SHM; -1 when a peer did not answer)
 and the probes during the run (LLAMP_CORE_PROBE_PERIOD_MS: the largest and the smallest of k; records
 of stop 13 have no smallest), written by each node's first rank. compute_ns is the rank's time
-outside MPI's communication calls (every rank; -1 when other threads than MPI_Init's called MPI;
-records before stop 58 have none).
+outside MPI's communication calls and outside its polling loops' waits (every rank; -1 when other
+threads than MPI_Init's called MPI; records before stop 58 have none), poll_wait_ns those waits:
+the time from each poll that found nothing to the rank's next MPI call (records before stop 62
+have none, and their compute_ns holds the waits).
 """
 import glob
 import os

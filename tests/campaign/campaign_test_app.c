@@ -12,6 +12,9 @@
  *                     [--fail-always]        every run: MPI_Abort(4)
  *                     [--slow-once MARKER]   first run: create it, rank 0 computes 3x as long
  *                                            (what a host's noisy spell does to a run)
+ *                     [--poll]               exchange with MPI_Irecv/MPI_Isend and a polling loop
+ *                                            (MPI_Test, 5 us of work between polls) instead of
+ *                                            MPI_Sendrecv: a rank that waits works while it waits
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -51,7 +54,7 @@ int main(int argc, char **argv) {
   double compute_ms = 20;
   int iterations = 10;
   const char *fail_once = NULL, *hang_once = NULL, *fail_once_untraced = NULL, *slow_once = NULL;
-  int fail_always = 0;
+  int fail_always = 0, poll = 0;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--compute-ms") == 0 && i + 1 < argc)
       compute_ms = atof(argv[++i]);
@@ -67,6 +70,8 @@ int main(int argc, char **argv) {
       slow_once = argv[++i];
     else if (strcmp(argv[i], "--fail-always") == 0)
       fail_always = 1;
+    else if (strcmp(argv[i], "--poll") == 0)
+      poll = 1;
     else {
       fprintf(stderr, "campaign_test_app: unknown or incomplete argument '%s'\n", argv[i]);
       return 2;
@@ -98,8 +103,20 @@ int main(int argc, char **argv) {
   double checksum = 0;
   for (int it = 0; it < iterations; ++it) {
     checksum += compute_for(slowdown * compute_ms * 1e-3 / iterations);
-    MPI_Sendrecv(out, sizeof out, MPI_BYTE, right, 7, in, sizeof in, MPI_BYTE, left, 7, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
+    if (poll) {
+      MPI_Request requests[2];
+      MPI_Irecv(in, sizeof in, MPI_BYTE, left, 7, MPI_COMM_WORLD, &requests[0]);
+      MPI_Isend(out, sizeof out, MPI_BYTE, right, 7, MPI_COMM_WORLD, &requests[1]);
+      for (int arrived = 0;;) {
+        MPI_Test(&requests[0], &arrived, MPI_STATUS_IGNORE);
+        if (arrived) break;
+        checksum += 1e-12 * compute_for(5e-6);
+      }
+      MPI_Wait(&requests[1], MPI_STATUS_IGNORE);
+    } else {
+      MPI_Sendrecv(out, sizeof out, MPI_BYTE, right, 7, in, sizeof in, MPI_BYTE, left, 7, MPI_COMM_WORLD,
+                   MPI_STATUS_IGNORE);
+    }
     checksum += in[0];
   }
   double total = 0;

@@ -72,13 +72,13 @@ TEST(RuntimeTimer, CoreProbeInsideTheRunGoesToTheFirstRanksRecord) {
     return w;
   };
   const std::vector<std::string> first = words(dir / "runtime-0.txt");
-  ASSERT_EQ(first.size(), 19u);
+  ASSERT_EQ(first.size(), 21u);
   EXPECT_EQ(first[11], "core_init_ns");
   EXPECT_EQ(first[13], "core_finalize_ns");
   // Both ranks answered: a positive hand-off time, not the -1 of a peer that never came.
   EXPECT_GT(std::stoll(first[12]), 0);
   EXPECT_GT(std::stoll(first[14]), 0);
-  EXPECT_EQ(words(dir / "runtime-1.txt").size(), 15u);
+  EXPECT_EQ(words(dir / "runtime-1.txt").size(), 17u);
   EXPECT_EQ(first[15], "compute_ns");
   EXPECT_EQ(parse(dir / "runtime-0.txt").rank, 0);
   fs::remove_all(dir);
@@ -104,7 +104,7 @@ TEST(RuntimeTimer, CoreProbesDuringTheRunGoToTheFirstRanksRecord) {
     std::ifstream in(dir / "runtime-0.txt");
     std::vector<std::string> w;
     for (std::string x; in >> x;) w.push_back(x);
-    ASSERT_EQ(w.size(), 25u);
+    ASSERT_EQ(w.size(), 27u);
     EXPECT_EQ(w[15], "core_run_max_ns");
     EXPECT_EQ(w[17], "core_run_probes");
     EXPECT_EQ(w[19], "core_run_min_ns");
@@ -125,17 +125,21 @@ TEST(RuntimeTimer, CoreProbesDuringTheRunGoToTheFirstRanksRecord) {
 
 // Every rank's record ends with its computation: the part of its runtime outside MPI's
 // communication calls, which the campaign's --noisy-compute check compares between runs. Rank 0
-// computes 3 x 50 ms here (--slow-once) while rank 1 computes 50 ms and waits for rank 0 inside
-// MPI_Sendrecv: rank 1's wait is in its runtime, not in its computation.
-TEST(RuntimeTimer, ComputationExcludesTheTimeInsideMpi) {
-  const std::string id = std::to_string(::getpid());
+// computes 3 x 50 ms here (--slow-once) while rank 1 computes 50 ms and waits for rank 0: inside
+// MPI_Sendrecv, or (poll) in a loop of MPI_Test calls with 5 us of work after each that found
+// nothing. Either way rank 1's wait is in its runtime, not in its computation: a polling loop's
+// work lasts as long as the messages take, so it grows with the latency (app_completions at 4
+// ranks computed 265 ms at ΔL = 0 and 1.09 s at 50 us before the loops were kept apart).
+void expect_wait_outside_computation(bool poll) {
+  const std::string id = std::to_string(::getpid()) + (poll ? "-poll" : "");
   const fs::path dir = fs::temp_directory_path() / ("llamp-timer-compute-" + id);
   fs::remove_all(dir);
   fs::create_directories(dir);
   const fs::path marker = dir / "slow-once";
   const std::string cmd = "LD_PRELOAD=" + std::string(LLAMP_TEST_TIMER_LIB) + " LLAMP_RUNTIME_DIR=" + dir.string() +
                           " " + LLAMP_TEST_MPIEXEC + " -n 2 " + LLAMP_TEST_APP +
-                          " --compute-ms 50 --iterations 5 --slow-once " + marker.string() + " > /dev/null";
+                          " --compute-ms 50 --iterations 5 --slow-once " + marker.string() + (poll ? " --poll" : "") +
+                          " > /dev/null";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   auto fields = [](const fs::path& file) {
     std::ifstream in(file);
@@ -146,19 +150,30 @@ TEST(RuntimeTimer, ComputationExcludesTheTimeInsideMpi) {
     return kv;
   };
   const auto slow = fields(dir / "runtime-0.txt"), waits = fields(dir / "runtime-1.txt");
-  ASSERT_TRUE(slow.count("compute_ns") && waits.count("compute_ns"));
-  // 5 MPI_Sendrecv and one MPI_Allreduce; MPI_Comm_rank and MPI_Comm_size are no communication
-  EXPECT_EQ(slow.at("mpi_calls"), 6);
-  EXPECT_EQ(waits.at("mpi_calls"), 6);
+  ASSERT_TRUE(slow.count("compute_ns") && waits.count("compute_ns") && waits.count("poll_wait_ns"));
+  if (!poll) {
+    // 5 MPI_Sendrecv and one MPI_Allreduce; MPI_Comm_rank and MPI_Comm_size are no communication
+    EXPECT_EQ(slow.at("mpi_calls"), 6);
+    EXPECT_EQ(waits.at("mpi_calls"), 6);
+    EXPECT_EQ(waits.at("poll_wait_ns"), 0);
+  } else {
+    // rank 1 polled through rank 0's extra 100 ms (at least half of them, as below)
+    EXPECT_GE(waits.at("poll_wait_ns"), 50'000'000);
+    EXPECT_GT(waits.at("mpi_calls"), 6 * 5);
+  }
   EXPECT_GE(slow.at("compute_ns"), 150'000'000);
   EXPECT_LE(slow.at("compute_ns"), slow.at("runtime_ns"));
   EXPECT_GE(waits.at("compute_ns"), 50'000'000);
-  // rank 1 waited for the 100 ms rank 0 computed beyond it inside MPI_Sendrecv (at least half of
-  // them even if the machine preempted rank 1 outside MPI meanwhile)
+  // rank 1 waited for the 100 ms rank 0 computed beyond it (at least half of them even if the
+  // machine preempted rank 1 outside MPI meanwhile)
   EXPECT_LE(waits.at("compute_ns"), waits.at("runtime_ns") - 50'000'000);
   EXPECT_GE(waits.at("runtime_ns"), 150'000'000);
   fs::remove_all(dir);
 }
+
+TEST(RuntimeTimer, ComputationExcludesTheTimeInsideMpi) { expect_wait_outside_computation(false); }
+
+TEST(RuntimeTimer, ComputationExcludesTheWorkOfAPollingLoopThatWaits) { expect_wait_outside_computation(true); }
 
 // app_threads calls MPI from worker threads while the main thread waits in pthread_join: the main
 // thread's time outside MPI holds their waits, so it is no computation, and the record says -1

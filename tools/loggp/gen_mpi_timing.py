@@ -17,6 +17,20 @@ from mpi_prototypes import parse_params, read_calls, read_prototypes, untraced_c
 
 NOT_TIMED = {"init", "finalize", "pcontrol", "abort"}
 
+# Polls: when the call returns MPI_SUCCESS with this output parameter saying it completed or
+# matched nothing, the rank's work until its next MPI call is part of a wait (a polling loop's
+# slice of work), not its computation (mpi_time.h). MPI_Testany's flag is 1 with MPI_UNDEFINED
+# for a list without active requests, which ends a loop like a completion does.
+POLLS = {
+    "Test": "flag",
+    "Testall": "flag",
+    "Testany": "flag",
+    "Testsome": "outcount",
+    "Iprobe": "flag",
+    "Improbe": "flag",
+    "Parrived": "flag",
+}
+
 
 def wrapper(name, params, where):
     if any(p[1] == "..." for p in params):
@@ -24,13 +38,19 @@ def wrapper(name, params, where):
     decls = ", ".join(p[0] for p in params) or "void"
     types = ", ".join(p[2] for p in params) or "void"
     args = ", ".join(p[1] for p in params)
+    leave = "llamp_mpi_leave(start);"
+    found = POLLS.get(name)
+    if found is not None:
+        if found not in {p[1] for p in params}:
+            sys.exit(f"{where}: no parameter '{found}' that says whether the poll found something")
+        leave = f"llamp_mpi_leave_poll(start, rc == MPI_SUCCESS && *{found} == 0);"
     # Threads that race on the first call store the same pointer.
     return (f"int MPI_{name}({decls}) {{\n"
             f"  static int (*next)({types});\n"
             f"  if (next == NULL) next = (int (*)({types}))llamp_mpi_next(\"MPI_{name}\");\n"
             f"  const uint64_t start = llamp_mpi_enter();\n"
             f"  const int rc = next({args});\n"
-            f"  llamp_mpi_leave(start);\n"
+            f"  {leave}\n"
             f"  return rc;\n"
             f"}}\n")
 

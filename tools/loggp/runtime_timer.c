@@ -49,7 +49,11 @@
  * that calls MPI_Finalize spent outside MPI's communication calls (mpi_time.h; the wrappers are
  * generated from llamp's call table by gen_mpi_timing.py), and how many such calls it made:
  *
- *     compute_ns <c> mpi_calls <k>      (c = -1 when other threads called MPI too)
+ *     compute_ns <c> mpi_calls <k> poll_wait_ns <w>      (c = -1 when other threads called MPI too)
+ *
+ * w is the time from each poll that found nothing (MPI_Test*, MPI_Iprobe, MPI_Improbe,
+ * MPI_Parrived) to the thread's next MPI call: the work a polling loop does while it waits, which
+ * grows with the latency, so c leaves it out (mpi_time.h).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -294,19 +298,25 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
   return rc;
 }
 
-/* The calling thread's time outside MPI calls between MPI_Init and MPI_Finalize, in ns; -1 when
- * another thread called MPI too (mpi_time.h). */
+/* The calling thread's ticks converted to ns with the ratio of both clocks over the run. */
+static double ticks_to_ns(uint64_t ticks, int64_t finalize_start_ns, uint64_t finalize_start_ticks) {
+  const uint64_t run_ticks = finalize_start_ticks - init_end_ticks;
+  return run_ticks > 0 ? (double)ticks * (double)(finalize_start_ns - init_end_ns) / (double)run_ticks : 0.0;
+}
+
+/* The calling thread's time outside MPI calls between MPI_Init and MPI_Finalize, less its waits in
+ * polling loops (mpi_time.h), in ns; -1 when another thread called MPI too. */
 static int64_t compute_ns(int64_t finalize_start_ns, uint64_t finalize_start_ticks) {
   if (__atomic_load_n(&llamp_mpi_other_threads, __ATOMIC_RELAXED)) return -1;
   const int64_t runtime = finalize_start_ns - init_end_ns;
-  const uint64_t ticks = finalize_start_ticks - init_end_ticks;
-  const double inside = ticks > 0 ? (double)llamp_mpi_time.inside_ticks * (double)runtime / (double)ticks : 0.0;
-  const int64_t compute = runtime - (int64_t)inside;
+  const double not_computing = ticks_to_ns(llamp_mpi_time.inside_ticks + llamp_mpi_time.poll_wait_ticks,
+                                           finalize_start_ns, finalize_start_ticks);
+  const int64_t compute = runtime - (int64_t)not_computing;
   return compute < 0 ? 0 : compute;
 }
 
 static void report(int rank, int size, int64_t finalize_start_ns, uint64_t finalize_start_ticks) {
-  char line[384];
+  char line[512];
   int n = snprintf(line, sizeof line,
                    "llamp-runtime rank %d size %d runtime_ns %lld init_end_ns %lld finalize_start_ns %lld", rank, size,
                    (long long)(finalize_start_ns - init_end_ns), (long long)init_end_ns, (long long)finalize_start_ns);
@@ -316,9 +326,10 @@ static void report(int rank, int size, int64_t finalize_start_ns, uint64_t final
   if (watch_period_ns > 0 && probe_local_rank == 0)
     n += snprintf(line + n, sizeof line - (size_t)n, " core_run_max_ns %lld core_run_probes %d core_run_min_ns %lld",
                   (long long)watch_max_ns, watch_probes, (long long)watch_min_ns);
-  n += snprintf(line + n, sizeof line - (size_t)n, " compute_ns %lld mpi_calls %llu",
-                (long long)compute_ns(finalize_start_ns, finalize_start_ticks),
-                (unsigned long long)llamp_mpi_time.calls);
+  n +=
+      snprintf(line + n, sizeof line - (size_t)n, " compute_ns %lld mpi_calls %llu poll_wait_ns %lld",
+               (long long)compute_ns(finalize_start_ns, finalize_start_ticks), (unsigned long long)llamp_mpi_time.calls,
+               (long long)ticks_to_ns(llamp_mpi_time.poll_wait_ticks, finalize_start_ns, finalize_start_ticks));
   snprintf(line + n, sizeof line - (size_t)n, "\n");
   const char *dir = getenv("LLAMP_RUNTIME_DIR");
   if (dir == NULL || dir[0] == '\0') {
@@ -342,6 +353,7 @@ static void report(int rank, int size, int64_t finalize_start_ns, uint64_t final
 int MPI_Finalize(void) {
   const int64_t finalize_start = monotonic_ns();
   const uint64_t finalize_start_ticks = llamp_ticks();
+  llamp_mpi_end_poll_wait(finalize_start_ticks); /* a poll that found nothing, then straight to MPI_Finalize */
   watch_end();
   int (*next)(void) = (int (*)(void))next_symbol("MPI_Finalize");
   int rank = -1, size = 0;

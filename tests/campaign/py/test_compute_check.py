@@ -33,8 +33,8 @@ def campaign(test, pct=4.0):
     return c
 
 
-def measured(c, slot, attempt, status, computes_ns):
-    write_record(c, slot, 0, 0.0, attempt, status, 1e9)
+def measured(c, slot, attempt, status, computes_ns, delta_ns=0.0):
+    write_record(c, slot, 0, delta_ns, attempt, status, 1e9)
     write_runtime(c.path("runs", f"slot-{slot:04d}-a{attempt}"), computes_ns)
     return c.path("runs", f"slot-{slot:04d}-a{attempt}")
 
@@ -100,6 +100,25 @@ class CheckTest(unittest.TestCase):
         # 12 launches: the second shortest, not the lucky 781 ms
         self.assertEqual(compute_check.reference(c, compute_check.UNTRACED), {0: 806_000_000, 1: 806_000_000})
         self.assertEqual(compute_check.check(c, measured(c, 20, 1, "ok", [838_000_000, 830_000_000]))[0], "")
+
+    def test_untraced_launches_are_compared_at_their_own_delta_l(self):
+        # app_completions at 4 ranks (stop 62): its polling loops work while they wait, so a rank
+        # computes more the longer its messages take; against the ΔL = 0 launches every run at
+        # 50 us was noisy-host
+        c = campaign(self)
+        measured(c, 0, 1, "ok", [265_000_000, 265_000_000])
+        write_runtime(c.path("trace-1-reference"), [266_000_000, 264_000_000])
+        at_50 = measured(c, 1, 1, "ok", [1_093_000_000, 1_090_000_000], delta_ns=50000.0)
+        self.assertEqual(compute_check.check(c, at_50, delta_ns=50000.0), ("", 0.0))
+        # recorded as what the check then made it (runs.run_slot)
+        slow = measured(c, 2, 1, "noisy-host", [1_093_000_000, 1_200_000_000], delta_ns=50000.0)
+        why, slowed = compute_check.check(c, slow, delta_ns=50000.0)
+        self.assertAlmostEqual(slowed, 100.0 * (1200 / 1090 - 1))
+        self.assertIn("than in the quick untraced launches at ΔL 50.0 µs (1200.0 ms against 1090.0 ms", why)
+        # ΔL = 0's reference holds the reference run and not the launches at 50 us
+        self.assertEqual(compute_check.reference(c, compute_check.UNTRACED), {0: 265_000_000, 1: 264_000_000})
+        # the campaign's end judges each ΔL against its own launches too: nothing is taken back
+        self.assertEqual(compute_check.rejudge(c, log=lambda _: None), 0)
 
     def test_traced_runs_are_compared_with_traced_runs_only(self):
         c = campaign(self)
