@@ -21,11 +21,12 @@ polling loops work between polls (4 ranks on the lent Xeon, stop 62: 265 ms at �
 50 us, 1.47 s at 75 us), and against the ΔL = 0 launches every run at 50 us was noisy-host. The
 runtime timer now keeps a polling loop's waits out of the computation (poll_wait_ns), yet what is
 left still grew 20-30 % from ΔL = 0 to 100 us at 2 ranks (31-39 ms against 42-47 ms over a runtime
-of 0.25 s against 3.95 s: the host's and the injector's own work over a 16 times longer run). Noise only ever adds time, so the quick launches show the
-quiet host's speed; the 10th percentile rather than the fastest, because a lucky launch runs a few
-% faster still (table AG20: rank 1 computed 806-844 ms in quiet launches and once 781 ms, against
-which the next quiet ones looked 3-6 % slow). The first launches of a kind are compared with each
-other only, and rejudge() takes a second look at the campaign's end.
+of 0.25 s against 3.95 s: the host's and the injector's own work over a 16 times longer run).
+Noise only ever adds time, so the quick launches show the quiet host's speed; the 10th percentile
+rather than the fastest, because a lucky launch runs a few % faster still (table AG20: rank 1
+computed 806-844 ms in quiet launches and once 781 ms, against which the next quiet ones looked
+3-6 % slow). The first launches of a kind are compared with each other only, and rejudge() takes
+a second look at the campaign's end.
 
 The check rests on the quiet host computing the same from launch to launch. Where the ordinary
 launch computes more than PCT % longer than the quick ones, it cannot tell a noisy host from the
@@ -106,8 +107,8 @@ def _computation(folder):
 def reference(campaign, kind, current=None, delta_ns=0.0):
     """{rank: ns}: each rank's computation in the launches the stage compares with, over the
     campaign's launches of this kind (the untraced ones at delta_ns) and the current one (folders
-    whose records lack it, from an older timer or a failed launch, are skipped). In the QUICK stage the 10th percentile (the
-    shortest while there are fewer than ten) of the kept launches. Once ORDINARY the median (the
+    whose records lack it, from an older timer or a failed launch, are skipped). In the QUICK stage
+    the 10th percentile (the shortest while there are fewer than ten) of the kept launches. Once ORDINARY the median (the
     upper one of an even count) of the kept and the noisy-host launches: the quick stage rejected
     the machine's ordinary launches, and a median of the kept ones only would stay among the quick."""
     now = stage(campaign)
