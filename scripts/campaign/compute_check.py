@@ -68,21 +68,22 @@ def enabled(campaign):
     return campaign.noisy_compute_pct > 0
 
 
-def _status(folder):
+def _record(folder):
+    """A measured attempt's record.json; {} for the traced and reference runs (they have none)."""
     try:
         with open(os.path.join(folder, "record.json")) as f:
-            return json.load(f).get("status")
+            return json.load(f)
     except (OSError, ValueError):
-        return None
+        return {}
+
+
+def _status(folder):
+    return _record(folder).get("status")
 
 
 def _delta_ns(folder):
-    """The ΔL a kept launch ran at: a measured attempt's record's; 0 for the traced and reference runs."""
-    try:
-        with open(os.path.join(folder, "record.json")) as f:
-            return float(json.load(f).get("delta_ns", 0.0))
-    except (OSError, ValueError):
-        return 0.0
+    """The ΔL a kept launch ran at: 0 for the traced and reference runs."""
+    return float(_record(folder).get("delta_ns", 0.0))
 
 
 def _folders(campaign, kind, statuses=("ok",)):
