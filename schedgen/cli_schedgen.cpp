@@ -33,6 +33,7 @@ struct CliArgs {
   bool no_failed_poll_time = false;
   bool tracer_time = false;
   bool completion_time = false;
+  bool completion_floor = false;
   bool async_progress = false;
   bool eager_progress = false;
   std::string collective_overhead = "0ns";
@@ -96,6 +97,7 @@ void run(const CliArgs& a) {
   opts.failed_poll_time = !a.no_failed_poll_time;
   opts.tracer_time = a.tracer_time;
   opts.completion_time = a.completion_time;
+  opts.completion_floor = a.completion_floor;
   opts.async_progress = a.async_progress;
   opts.eager_progress = a.eager_progress;
   opts.collective_overhead_ns = units::parse_time_ns(a.collective_overhead, "--collective-overhead");
@@ -159,7 +161,13 @@ void run(const CliArgs& a) {
   if (st.failed_poll_calls)
     fmt::print("  {} poll(s) that found nothing: {:.3f} ms inside them counted as computation\n", st.failed_poll_calls,
                static_cast<double>(st.failed_poll_ns) / 1e6);
-  if (st.completion_calls || st.completion_untimed)
+  if ((st.completion_calls || st.completion_untimed) && !opts.completion_time)
+    fmt::print(
+        "  {} blocking completion call(s) floored: {:.3f} ms inside them after their messages were ready, each "
+        "beside its modelled wait; {} call(s) without a floor (a collective, a synchronous send, or readiness the "
+        "trace did not give)\n",
+        st.completion_calls, static_cast<double>(st.completion_ns) / 1e6, st.completion_untimed);
+  else if (st.completion_calls || st.completion_untimed)
     fmt::print(
         "  {} blocking completion call(s) timed: {:.3f} ms inside them after their last message was sent counted "
         "as computation; {} call(s) whose send times the trace did not give\n",
@@ -252,6 +260,12 @@ void register_cli(CLI::App& app) {
                 "Count the time a blocking completion call (MPI_Wait*, MPI_Recv, MPI_Sendrecv, a blocking "
                 "collective) spent after the last message it completes was sent as computation after it (the "
                 "send times from the other ranks' events: ranks must share a clock)");
+  sub->add_flag("--completion-floor", args->completion_floor,
+                "A blocking point-to-point completion call (MPI_Wait*, MPI_Recv, MPI_Sendrecv) ends no earlier, "
+                "from its entry, than its traced time after its messages were ready (a receive's send sent, a "
+                "rendezvous send's receiver in its answering call), beside the modelled wait: the later counts. "
+                "Ranks must share a clock")
+      ->excludes("--completion-time");
   sub->add_option("--collective-overhead", args->collective_overhead,
                   "CPU time of a blocking collective call beyond the messages of its algorithm (o_coll of "
                   "llamp-loggp's params.json, e.g. 400ns), added as computation at the start of every blocking "

@@ -39,9 +39,16 @@ GenerationContext::GenerationContext(graph::GraphSink* target, const Options& op
         const auto src = static_cast<uint32_t>(key.src), dst = static_cast<uint32_t>(key.dst);
         sink.message(src, s.vertex, dst, r.vertex);
         ++stats.p2p_messages;
-        // Above S the data moves after the handshake, which the receiver answers in its call.
-        if (options.completion_time)
-          set_sent_time(sent_times[dst], r.vertex, r.bytes > options.rendezvous_above_bytes ? kUntimed : s.sent_ns);
+        const bool rendezvous = r.bytes > options.rendezvous_above_bytes;
+        if (options.completion_time) {
+          // Above S the data moves after the handshake, which the receiver answers in its call.
+          set_sent_time(sent_times[dst], r.vertex, rendezvous ? kUntimed : s.sent_ns);
+        } else if (options.completion_floor) {
+          // A receive is ready once its request-to-send or data left; a rendezvous send once the
+          // receiver's call that answers the request began (its data is read then).
+          set_sent_time(sent_times[dst], r.vertex, s.sent_ns);
+          if (rendezvous) set_sent_time(sent_times[src], s.vertex, r.progress_ns ? r.progress_ns : kUntimed);
+        }
         if (s.bytes != r.bytes) ++size_mismatches;
         if (s.ack_vertex != PendingOp::kNoAck) {
           // A synchronous send completes only once its receive has matched: the receiver
@@ -53,7 +60,7 @@ GenerationContext::GenerationContext(graph::GraphSink* target, const Options& op
           ++stats.sync_acks;
         }
       }) {
-  if (opts.completion_time) sent_times.resize(ranks);
+  if (opts.times_completions()) sent_times.resize(ranks);
 }
 
 std::vector<int32_t> GenerationContext::members(uint64_t comm, uint32_t rank, uint64_t call_index) const {

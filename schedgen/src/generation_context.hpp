@@ -120,7 +120,8 @@ struct GenerationContext {
   std::vector<UnmatchedOp> lost_recvs;
   // Options::completion_time: per receiving rank, receive vertex -> when its message was sent
   // (matched point-to-point messages, nonblocking collectives' receives); taken out when a
-  // completion call uses it.
+  // completion call uses it. Options::completion_floor: the same for point-to-point receives, and
+  // per sending rank, rendezvous send vertex -> when the receiver's call that answers it began.
   std::vector<FlatIdMap<uint64_t>> sent_times;
   uint64_t size_mismatches = 0;
 

@@ -38,6 +38,9 @@ struct PendingOp {
   static constexpr uint64_t kNoAck = UINT64_MAX;
   // Sends: when the sender's call that sent it ended (Options::completion_time).
   uint64_t sent_ns = 0;
+  // Receives: when the receiver's call that answers a rendezvous request began (0: none known)
+  // (Options::completion_floor).
+  uint64_t progress_ns = 0;
 };
 
 // A first-in first-out queue that reuses its storage (most streams hold zero or one entry).

@@ -377,6 +377,7 @@ void RankBuilder::release_progress_gates(const Event& e, uint64_t call_index) {
       if (v == kNone) v = flush_calc();
       r.progress_gate = v;
       r.cold_gate = cold;
+      r.progress_ns = e.t_start_ns;
       receive_gate_ = v;
     }
     awaiting_progress_.clear();
@@ -517,6 +518,7 @@ uint32_t RankBuilder::new_record(uint64_t comm, int32_t src_pattern, int32_t tag
   r.pre_calc = pre_calc;
   r.progress_gate = kNone;
   r.cold_gate = false;
+  r.progress_ns = 0;
   posted_.push_back(idx);
   return idx;
 }
@@ -597,6 +599,7 @@ void RankBuilder::create_recv_vertex(uint32_t rec) {
   r.state = RecvRecord::State::Created;
   r.vertex = v;
   PendingOp op{v, r.call_index, r.bytes, r.op_seq};
+  op.progress_ns = r.progress_ns;
   P2PKey key{r.comm, r.src, static_cast<int32_t>(rank_), r.tag};
   maybe_free(rec);  // before matching: the callback does not touch records
   ctx_.matcher.add_recv(key, op);
@@ -668,8 +671,11 @@ void RankBuilder::complete(const Event& e, uint64_t call_index) {
   chain_.pending_req.push_back(c);
   // Options::completion_time: the receives this call completed (records: resolved below), and
   // whether any of them cannot be timed (a receive left out or still waiting for an earlier
-  // wildcard).
-  const bool timed = ctx_.options.completion_time;
+  // wildcard). Options::completion_floor: its rendezvous sends too; a collective or a synchronous
+  // send, whose readiness the trace does not give here, leaves the call without a floor.
+  const bool timed = ctx_.options.times_completions();
+  const bool floor = floors_completions();
+  bool untimed = false;
   std::vector<uint32_t>& done_records = done_records_;
   std::vector<uint64_t>& done_vertices = done_vertices_;
   done_records.clear();
@@ -690,6 +696,11 @@ void RankBuilder::complete(const Event& e, uint64_t call_index) {
     if (timed) {
       if (q.record >= 0) {
         if (!comp.cancelled) done_records.push_back(static_cast<uint32_t>(q.record));  // cancelled: no message
+      } else if (floor) {  // no ops: MPI_PROC_NULL or a dropped send, no message
+        if (!q.ops.empty() && (!q.is_send || q.ack != kNone))
+          untimed = true;
+        else if (q.bytes > ctx_.options.rendezvous_above_bytes && !comp.cancelled)
+          for (Ref r : q.ops) done_vertices.push_back(r);  // eager: ready at once
       } else if (!q.is_send)  // a nonblocking collective: its receives among its last operations
         for (Ref r : q.ops)
           if (!(r & kRecordBit) && ctx_.sent_times[rank_].find(r)) done_vertices.push_back(r);
@@ -727,7 +738,6 @@ void RankBuilder::complete(const Event& e, uint64_t call_index) {
   chain_collective_copies();
   if (!timed) return;
   // Records are not reused before the next receive is posted, so their vertices are still here.
-  bool untimed = false;
   for (uint32_t rec : done_records) {
     if (records_[rec].state == RecvRecord::State::Created)
       done_vertices.push_back(records_[rec].vertex);
@@ -742,7 +752,7 @@ void RankBuilder::complete(const Event& e, uint64_t call_index) {
     if (blocking) ++ctx_.stats.completion_untimed;
     return;
   }
-  note_completion(e, done_vertices);
+  note_completion(e, done_vertices, c);
 }
 
 // Options::eager_progress: the progress pass of a call that completes several eager receives whose
@@ -810,6 +820,7 @@ void RankBuilder::free_requests(const Event& e) {
 uint32_t RankBuilder::receive_completed(const Event& e, int32_t src_pattern, int32_t tag_pattern, uint64_t capacity,
                                         const trace::Completion* status, uint64_t pre_calc, uint64_t call_index) {
   uint32_t rec = new_record(e.comm, src_pattern, tag_pattern, capacity, pre_calc, call_index);
+  records_[rec].progress_ns = e.t_start_ns;  // a blocking receive answers its request itself
   int32_t src, tag;
   uint64_t bytes;
   if (!status_of(status, src_pattern, tag_pattern, capacity, src, tag, bytes))
@@ -851,7 +862,7 @@ void RankBuilder::handle_recv(const Event& e, uint64_t call_index) {
       receive_completed(e, e.peer, e.tag, e.bytes, st, probed ? chain_.probe_loop_calc : c, call_index);
   Ref r = ref_of(rec);
   if (r != kNone) wait_for(r, probed ? chain_.probe_lag_ns : 0);
-  if (ctx_.options.completion_time && !probed) note_blocking_receive(e, rec);
+  if (ctx_.options.times_completions() && !probed) note_blocking_receive(e, rec, c);
   if (probed) chain_.pending_req.push_back(c);
   if (chain_.after_blocking_probe) charge_probe_overhead();
 }
@@ -869,7 +880,8 @@ void RankBuilder::handle_sendrecv(const Event& e, uint64_t call_index) {
     const trace::Completion* st = e.completions.empty() ? nullptr : &e.completions[0];
     const uint32_t rec = receive_completed(e, e.peer2, e.tag2, e.bytes2, st, c, call_index);
     r = ref_of(rec);
-    if (ctx_.options.completion_time) note_blocking_receive(e, rec);
+    if (ctx_.options.times_completions())
+      note_blocking_receive(e, rec, c, e.bytes > ctx_.options.rendezvous_above_bytes ? s : kNone);
   }
   for (Ref x : {s, r})
     if (x != kNone) {
@@ -892,6 +904,7 @@ void RankBuilder::handle_isend_irecv(const Event& e, uint64_t call_index, bool i
     first_use(e.peer, e.bytes, true, false);  // its cost is inside the call, counted already
     Ref s = make_send(e.comm, e.peer, e.tag, e.bytes, c, call_index, is_synchronous(e.call), &q.ack);
     if (s != kNone) q.ops.push_back(s);
+    q.bytes = e.bytes;
   } else {
     uint32_t rec = new_record(e.comm, e.peer, e.tag, e.bytes, c, call_index);
     q.record = rec;
@@ -1015,7 +1028,7 @@ uint64_t RankBuilder::first_use(int32_t peer, uint64_t bytes, bool send, bool ch
 
 void RankBuilder::on_event(const Event& e, uint64_t call_index) {
   account_time(e);
-  if (ctx_.options.completion_time) {
+  if (ctx_.options.times_completions()) {
     // An eager message of MPI_Sendrecv leaves at the call's entry; its end waits for the receive.
     event_end_ns_ =
         e.call == Call::Sendrecv && e.bytes <= ctx_.options.rendezvous_above_bytes ? e.t_start_ns : e.t_end_ns;
@@ -1116,7 +1129,7 @@ void RankBuilder::on_event(const Event& e, uint64_t call_index) {
 void RankBuilder::on_collective(const Event& e, const RankSchedule& schedule, const std::vector<int32_t>& members,
                                 int32_t tag, std::vector<uint64_t>& op_vertices, uint64_t call_index) {
   account_time(e);
-  if (ctx_.options.completion_time && !completions_.empty()) resolve_completions(false);
+  if (ctx_.options.times_completions() && !completions_.empty()) resolve_completions(false);
   release_progress_gates(e, call_index);
   chain_.poll_fails = 0;
   chain_.probe_lag_ns = 0;
@@ -1295,22 +1308,25 @@ void RankBuilder::end_of_stream() {
 // so they are all read by the time its next call is, apart from a rank held at a collective; a
 // completion whose send times are not all known yet waits for a later call.
 
-void RankBuilder::note_completion(const Event& e, const std::vector<uint64_t>& recvs) {
+void RankBuilder::note_completion(const Event& e, const std::vector<uint64_t>& recvs, uint64_t entry) {
   if (recvs.empty() || e.t_end_ns <= e.t_start_ns) {
     for (uint64_t v : recvs) ctx_.sent_times[rank_].erase(v);
     return;
   }
   completions_.push_back(PendingCompletion{thread_, e.t_start_ns, e.t_end_ns, tracer_build_ns(e),
                                            static_cast<uint32_t>(completion_recvs_.size()),
-                                           static_cast<uint32_t>(recvs.size())});
+                                           static_cast<uint32_t>(recvs.size()), entry});
   completion_recvs_.insert(completion_recvs_.end(), recvs.begin(), recvs.end());
 }
 
-void RankBuilder::note_blocking_receive(const Event& e, uint32_t rec) {
-  if (records_[rec].state == RecvRecord::State::Created)
-    note_completion(e, {records_[rec].vertex});
-  else
+void RankBuilder::note_blocking_receive(const Event& e, uint32_t rec, uint64_t entry, Ref send) {
+  if (records_[rec].state != RecvRecord::State::Created) {
     ++ctx_.stats.completion_untimed;  // left out, or behind an earlier wildcard receive
+    return;
+  }
+  std::vector<uint64_t> done{records_[rec].vertex};
+  if (floors_completions() && send != kNone) done.push_back(send);
+  note_completion(e, done, entry);
 }
 
 void RankBuilder::resolve_completions(bool at_end) {
@@ -1348,8 +1364,18 @@ void RankBuilder::resolve_completions(bool at_end) {
     const uint64_t own = std::min(after, pc.own_ns);
     ctx_.stats.tracer_time_ns += own;
     ++ctx_.stats.completion_calls;
-    chain_.pending_calc_ns += after - own;
     ctx_.stats.completion_ns += after - own;
+    if (!floors_completions()) {
+      chain_.pending_calc_ns += after - own;
+      continue;
+    }
+    // The floor: a calc from the call's entry that the next computation waits for, beside the
+    // modelled wait. Resolved at a later call than the next one, it holds back a later computation.
+    if (after > own && pc.entry_vertex != kNone) {
+      const uint64_t f = sink_.calc(rank_, after - own);
+      sink_.requires_edge(rank_, f, pc.entry_vertex);
+      chain_.pending_req.push_back(f);
+    }
   }
   completions_.resize(kept);
   completion_recvs_.resize(kept_recvs);

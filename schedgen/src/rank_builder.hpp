@@ -34,7 +34,7 @@ class RankBuilder {
   void count_collective_completion(const trace::Event& e, uint64_t peers_entry_ns);
 
   uint32_t rank() const { return rank_; }
-  // Options::completion_time: a completion call of this rank waits for its messages' send times.
+  // Options::completion_time/floor: a completion call of this rank waits for its messages' send times.
   bool awaits_send_times() const { return !completions_.empty(); }
   // Number of the next collective on `comm` this rank calls (0, 1, 2, ...).
   uint64_t next_collective_seq(uint64_t comm) { return coll_seq_[comm]++; }
@@ -62,6 +62,8 @@ class RankBuilder {
     // The computation before that call lasted at least Options::cold_handshake_after_ns: a
     // rendezvous handshake it starts runs on cold caches.
     bool cold_gate = false;
+    // When that call began (a blocking receive: its own call; 0: none) (Options::completion_floor).
+    uint64_t progress_ns = 0;
     uint64_t vertex = kNone;
     std::vector<uint64_t> req_waiters;  // calcs created before the vertex existed
     uint32_t refs = 0;
@@ -183,13 +185,18 @@ class RankBuilder {
 
   // Options::completion_time: a blocking call that completed the receives `recvs` (vertices);
   // its time after the last of their messages was sent counts as computation once the trace has
-  // given those send times (resolve_completions).
-  void note_completion(const trace::Event& e, const std::vector<uint64_t>& recvs);
-  // note_completion for the receive record `rec` of a blocking MPI_Recv/MPI_Sendrecv.
-  void note_blocking_receive(const trace::Event& e, uint32_t rec);
+  // given those send times (resolve_completions). Options::completion_floor: `recvs` also holds
+  // its rendezvous sends, and `entry` is the calc before the call, where its floor starts.
+  void note_completion(const trace::Event& e, const std::vector<uint64_t>& recvs, uint64_t entry);
+  // note_completion for the receive record `rec` of a blocking MPI_Recv/MPI_Sendrecv (and, with
+  // Options::completion_floor, its rendezvous send `send`, kNone: none).
+  void note_blocking_receive(const trace::Event& e, uint32_t rec, uint64_t entry, Ref send = kNone);
   // Adds the time of every noted completion of the current thread whose send times are known to
-  // the next computation; `at_end`: the rest count as untimed.
+  // the next computation (Options::completion_floor: as a floor beside the call that the next
+  // computation waits for); `at_end`: the rest count as untimed.
   void resolve_completions(bool at_end);
+  // Options::completion_floor and not completion_time (which wins where both are set).
+  bool floors_completions() const { return ctx_.options.completion_floor && !ctx_.options.completion_time; }
   // The tracer's sampled time for building `e`'s event (--tracer-time), inside its stamps.
   uint64_t tracer_build_ns(const trace::Event& e) const;
 
@@ -314,6 +321,7 @@ class RankBuilder {
     uint32_t thread = 0;
     uint64_t entry_ns = 0, exit_ns = 0, own_ns = 0;  // own_ns: the tracer's, inside the stamps
     uint32_t first = 0, count = 0;                   // its receive vertices in completion_recvs_
+    uint64_t entry_vertex = kNone;                   // Options::completion_floor: the calc before it
   };
   std::vector<PendingCompletion> completions_;
   std::vector<uint64_t> completion_recvs_;

@@ -134,6 +134,46 @@ TEST(SchedgenCli, ColdHandshakeIsReportedAndChecked) {
   }
 }
 
+// --completion-floor as a user runs it, through the analyzer: rank 1 entered its MPI_Waitall of an
+// 4 KiB rendezvous exchange last and spent 60 ns inside, which the model (o = 0) does not charge.
+// At L = 0 the graph ends 60 ns later with the floor; at L = 1 us the handshake's latencies take
+// longer than the floor and both graphs agree. It cannot be combined with --completion-time.
+TEST(SchedgenCli, CompletionFloorRaisesTheRuntimeOnlyWhereTheTracedCallWasLonger) {
+  TraceSpec t(2);
+  for (uint32_t r = 0; r < 2; ++r) {
+    t[r].irecv(1 - r, 0, 4096, 1);
+    t[r].isend(1 - r, 0, 4096, 2);
+  }
+  t[0].compute(100).wait(Call::Waitall, {1, 2}, {{1, 1, 0, 4096}, {2}}, 210);  // [130, 340]
+  t[1].compute(270).wait(Call::Waitall, {1, 2}, {{1, 0, 0, 4096}, {2}}, 60);   // [300, 360]
+  const std::string dir = t.write("cli_completion_floor");
+  auto runtime = [&](const std::string& graph, int latency_ns) {
+    const std::string params = dir + "/params-" + std::to_string(latency_ns) + ".json";
+    std::ofstream(params) << R"({"format":"llamp-loggp","version":1,"L_ns":)" << latency_ns
+                          << R"(,"o_ns":0,"g_ns":0,"G_ns_per_byte":0,"S_bytes":1000})";
+    CliRun a = llamp("analyze " + graph + " --params " + params + " --json " + dir + "/a.json", dir);
+    EXPECT_EQ(a.status, 0) << a.output;
+    std::ifstream in(dir + "/a.json");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str(), key = "\"runtime_ns\":";
+    const size_t at = text.find(key);
+    EXPECT_NE(at, std::string::npos) << text;
+    return at == std::string::npos ? -1.0 : std::stod(text.substr(at + key.size()));
+  };
+  const std::string base = "schedgen " + dir + " --S 1000B -o " + dir;
+  CliRun plain = llamp(base + "/plain.goal", dir);
+  ASSERT_EQ(plain.status, 0) << plain.output;
+  CliRun floor = llamp(base + "/floor.goal --completion-floor", dir);
+  ASSERT_EQ(floor.status, 0) << floor.output;
+  EXPECT_NE(floor.output.find("2 blocking completion call(s) floored: 0.000 ms"), std::string::npos) << floor.output;
+  EXPECT_DOUBLE_EQ(runtime(dir + "/floor.goal", 0), runtime(dir + "/plain.goal", 0) + 60.0);
+  EXPECT_DOUBLE_EQ(runtime(dir + "/floor.goal", 1000), runtime(dir + "/plain.goal", 1000));
+  CliRun both = llamp(base + "/both.goal --completion-floor --completion-time", dir);
+  EXPECT_NE(both.status, 0);
+  EXPECT_NE(both.output.find("excludes"), std::string::npos) << both.output;
+}
+
 // A rank that made calls the tracer only counts (untraced-NNNNN.json, written by the tracer at
 // MPI_Finalize; tests/tracer covers that side) makes schedgen fail, naming the rank and calls,
 // unless --allow-untraced-calls, which warns instead.

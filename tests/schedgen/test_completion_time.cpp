@@ -1,5 +1,7 @@
 // Options::completion_time (--completion-time): the time a blocking completion call spent after
 // the last message it completes was sent counts as computation after the call.
+#include <algorithm>
+
 #include "trace_fixture.hpp"
 
 namespace llamp::schedgen::test {
@@ -122,6 +124,130 @@ TEST(SchedgenCompletionTime, PersistentCollectiveFromTheEndOfThePeersStart) {
   const WithAndWithout g = build_with_and_without(t.write("completion_persistent"), completion_time());
   EXPECT_EQ(g.stats.completion_calls, 2u);
   EXPECT_EQ(g.stats.completion_ns, (340u - 320u) + 30u);
+}
+
+// ---------------------------------------------------------------- Options::completion_floor
+
+Options completion_floor() {
+  Options o;
+  o.completion_floor = true;
+  o.rendezvous_above_bytes = 1000;
+  return o;
+}
+
+// halo3d's idiom with 4 KiB faces above S = 1000: both ranks post MPI_Irecv and MPI_Isend at
+// [10, 30], compute, and MPI_Waitall. Rank 0 enters at 130 and waits for rank 1, which enters at
+// 300 and spends `late_ns` inside (the host slowed it); rank 0 returns 40 ns after rank 1 entered.
+TraceSpec rendezvous_exchange(uint64_t late_ns) {
+  TraceSpec t(2);
+  for (uint32_t r = 0; r < 2; ++r) {
+    t[r].irecv(1 - r, 0, 4096, 1);  // [10, 20]
+    t[r].isend(1 - r, 0, 4096, 2);  // [20, 30]
+  }
+  t[0].compute(100).wait(Call::Waitall, {1, 2}, {{1, 1, 0, 4096}, {2}}, 210);      // [130, 340]
+  t[1].compute(270).wait(Call::Waitall, {1, 2}, {{1, 0, 0, 4096}, {2}}, late_ns);  // [300, 300 + late_ns]
+  return t;
+}
+
+// The costs of one rank's calc vertices, sorted.
+std::vector<uint64_t> calc_costs(const graph::Graph& g, uint32_t rank) {
+  std::vector<uint64_t> out;
+  for (uint64_t v = g.rank_begin[rank]; v < g.rank_begin[rank + 1]; ++v)
+    if (g.kind[v] == VertexKind::Calc) out.push_back(g.value[v]);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(SchedgenCompletionFloor, LateRanksCallKeepsItsWholeTimeAndTheEarlyOneOnlyWhatFollowedThePeersEntry) {
+  Options plain_opts;
+  plain_opts.rendezvous_above_bytes = 1000;
+  const std::string dir = rendezvous_exchange(60).write("floor_rendezvous");
+  Stats st;
+  const graph::Graph with = build_graph(dir, completion_floor(), &st), plain = build_graph(dir, plain_opts);
+  // Rank 1: its receive's request-to-send left at 30, rank 0 answered its own from 130: all 60 ns.
+  // Rank 0: its send was answered only once rank 1 entered at 300: 340 - 300.
+  EXPECT_EQ(st.completion_calls, 2u);
+  EXPECT_EQ(st.completion_ns, 60u + 40u);
+  EXPECT_EQ(st.completion_untimed, 0u);
+  for (uint32_t r = 0; r < 2; ++r) {
+    std::vector<uint64_t> floor = calc_costs(with, r), base = calc_costs(plain, r);
+    ASSERT_EQ(floor.size(), base.size() + 1) << "rank " << r;
+    base.push_back(r == 1 ? 60u : 40u);
+    std::sort(base.begin(), base.end());
+    EXPECT_EQ(floor, base) << "rank " << r;  // one calc more, the floor; the chain's own unchanged
+  }
+}
+
+TEST(SchedgenCompletionFloor, FloorStartsAtTheCallAndHoldsTheComputationAfterIt) {
+  const std::string dir = rendezvous_exchange(60).write("floor_edges");
+  const graph::Graph g = build_graph(dir, completion_floor());
+  const uint32_t rank = 1;
+  uint64_t floor = UINT64_MAX;
+  for (uint64_t v = g.rank_begin[rank]; v < g.rank_begin[rank + 1]; ++v)
+    if (g.kind[v] == VertexKind::Calc && g.value[v] == 60) floor = v - g.rank_begin[rank];
+  ASSERT_NE(floor, UINT64_MAX) << kinds_of(g, rank);
+  // It requires the computation before the MPI_Waitall (the call's entry) and nothing else ...
+  const std::vector<std::string> preds = preds_of(g, rank, floor);
+  ASSERT_EQ(preds.size(), 1u);
+  const uint64_t entry = std::stoull(preds[0].substr(1));
+  EXPECT_EQ(preds[0][0], 'R');
+  EXPECT_EQ(g.kind[g.rank_begin[rank] + entry], VertexKind::Calc);
+  // That is the computation of 270 ns and the MPI_Isend's 10 before it, or the empty calc after
+  // it that the call's completions chain from (the rendezvous receives' progress gate is the first).
+  uint64_t before = g.value[g.rank_begin[rank] + entry];
+  for (const std::string& p : preds_of(g, rank, entry))
+    if (p[0] == 'R' && g.kind[g.rank_begin[rank] + std::stoull(p.substr(1))] == VertexKind::Calc)
+      before += g.value[g.rank_begin[rank] + std::stoull(p.substr(1))];
+  EXPECT_EQ(before, 270u + 10u);
+  // ... and the computation after the call (up to MPI_Finalize) requires it.
+  bool held = false;
+  for (uint64_t v = floor + 1; g.rank_begin[rank] + v < g.rank_begin[rank + 1]; ++v)
+    for (const std::string& p : preds_of(g, rank, v)) held = held || p == "R" + std::to_string(floor);
+  EXPECT_TRUE(held);
+}
+
+TEST(SchedgenCompletionFloor, EagerReceiveCountsFromItsSendAndEagerSendsAreReadyAtOnce) {
+  // The same exchange below S: rank 0's call waits only for rank 1's message, sent at 30.
+  TraceSpec t(2);
+  for (uint32_t r = 0; r < 2; ++r) {
+    t[r].irecv(1 - r, 0, 512, 1);
+    t[r].isend(1 - r, 0, 512, 2);
+  }
+  t[0].compute(100).wait(Call::Waitall, {1, 2}, {{1, 1, 0, 512}, {2}}, 25);  // [130, 155]
+  t[1].compute(270).wait(Call::Waitall, {1, 2}, {{1, 0, 0, 512}, {2}}, 15);  // [300, 315]
+  Stats st;
+  build_graph(t.write("floor_eager"), completion_floor(), &st);
+  EXPECT_EQ(st.completion_calls, 2u);
+  EXPECT_EQ(st.completion_ns, 25u + 15u);
+}
+
+TEST(SchedgenCompletionFloor, CollectivesAndSynchronousSendsAreLeftWithoutAFloor) {
+  TraceSpec t(2);
+  t[0].coll(Call::Iallreduce, 8).request = 7;
+  t[0].compute(100).wait(Call::Wait, {7}, {{7}}, 200);
+  t[1].compute(290).coll(Call::Iallreduce, 8).request = 7;
+  t[1].wait(Call::Wait, {7}, {{7}}, 15);
+  t[0].send(1, 3, 8, trace::kCommWorld, Call::Issend).request = 9;
+  t[0].wait(Call::Wait, {9}, {{9}}, 50);
+  t[1].recv(0, 3, 8, 0, 3);
+  Stats st;
+  build_graph(t.write("floor_untimed"), completion_floor(), &st);
+  EXPECT_EQ(st.completion_untimed, 3u);  // two waits on the MPI_Iallreduce, one on the MPI_Issend
+  EXPECT_EQ(st.completion_calls, 1u);    // rank 1's MPI_Recv
+}
+
+TEST(SchedgenCompletionFloor, OffByDefaultAndCompletionTimeWins) {
+  const std::string dir = rendezvous_exchange(60).write("floor_off");
+  Options plain;
+  plain.rendezvous_above_bytes = 1000;
+  Stats off, both;
+  build_graph(dir, plain, &off);
+  EXPECT_EQ(off.completion_calls + off.completion_untimed, 0u);
+  Options o = completion_floor();
+  o.completion_time = true;  // counts the time after the send as computation; its rendezvous: untimed
+  build_graph(dir, o, &both);
+  EXPECT_EQ(both.completion_calls, 0u);
+  EXPECT_EQ(both.completion_untimed, 2u);
 }
 
 }  // namespace

@@ -235,6 +235,19 @@ TEST_P(SchedgenApps, TracedRunGivesCompleteGraph) {
   graph::Graph tg = build_variant(trace_dir, timed, tst, g);
   EXPECT_EQ(calc_total(tg), calc_total(g) + tst.completion_ns);
   if (c.app != "hello") EXPECT_GT(tst.completion_calls, 0u);
+
+  // The floor under completion calls on a real trace (docs/schedgen.md, "A floor under completion
+  // calls"), with S as low as 256 B so that halo3d's 512-byte faces are rendezvous messages whose
+  // sends wait for the receiver's answer: every message kept and no cycle, the floors' computation
+  // is what the statistics count, and the apps with point-to-point waits get floors.
+  Options floored = opts;
+  floored.completion_floor = true;
+  floored.rendezvous_above_bytes = 256;
+  Stats fst;
+  graph::Graph fg = build_variant(trace_dir, floored, fst, g);
+  EXPECT_EQ(calc_total(fg), calc_total(g) + fst.completion_ns);
+  if (c.app == "halo2d" || c.app == "halo3d" || c.app == "ring" || c.app == "pingpong")
+    EXPECT_GT(fst.completion_calls, 0u);
 }
 
 std::vector<AppCase> app_cases() {
