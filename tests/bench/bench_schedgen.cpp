@@ -118,11 +118,15 @@ void report(benchmark::State& state, const llamp::schedgen::Stats& st) {
 }
 
 // Arg: 1 with the time inside completion calls (Options::completion_time: a send time per message,
-// and a rank read in start-time order while one of its completion calls waits for them), 0 without.
+// and a rank read in start-time order while one of its completion calls waits for them), 2 with
+// the floor under them (Options::completion_floor) and every message a rendezvous one (each send
+// also waits for its receiver's answering call), 0 without.
 void BM_SchedgenCountOnly(benchmark::State& state) {
   std::string dir = bench_trace();
   llamp::schedgen::Options opts;
-  opts.completion_time = state.range(0) != 0;
+  opts.completion_time = state.range(0) == 1;
+  opts.completion_floor = state.range(0) == 2;
+  if (opts.completion_floor) opts.rendezvous_above_bytes = 0;
   llamp::schedgen::Stats st;
   for (auto _ : state) {
     NullSink sink;
@@ -157,7 +161,7 @@ void BM_ReadTraceOnly(benchmark::State& state) {
 }
 
 BENCHMARK(BM_ReadTraceOnly)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
-BENCHMARK(BM_SchedgenCountOnly)->Arg(0)->Arg(1)->Arg(0)->Arg(1)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+BENCHMARK(BM_SchedgenCountOnly)->Arg(0)->Arg(1)->Arg(2)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_SchedgenToBinaryGraph)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 
 }  // namespace
