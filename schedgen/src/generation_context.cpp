@@ -47,7 +47,8 @@ GenerationContext::GenerationContext(graph::GraphSink* target, const Options& op
           // A receive is ready once its request-to-send or data left; a rendezvous send once the
           // receiver's call that answers the request began (its data is read then).
           set_sent_time(sent_times[dst], r.vertex, s.sent_ns);
-          if (rendezvous) set_sent_time(sent_times[src], s.vertex, r.progress_ns ? r.progress_ns : kUntimed);
+          if (rendezvous && !s.completes_in_call)
+            set_sent_time(sent_times[src], s.vertex, r.progress_ns ? r.progress_ns : kUntimed);
         }
         if (s.bytes != r.bytes) ++size_mismatches;
         if (s.ack_vertex != PendingOp::kNoAck) {

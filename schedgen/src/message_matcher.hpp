@@ -38,6 +38,9 @@ struct PendingOp {
   static constexpr uint64_t kNoAck = UINT64_MAX;
   // Sends: when the sender's call that sent it ended (Options::completion_time).
   uint64_t sent_ns = 0;
+  // Sends: a blocking send, complete when its call returns (Options::completion_floor: no call
+  // waits for its readiness, so none is kept for it).
+  bool completes_in_call = false;
   // Receives: when the receiver's call that answers a rendezvous request began (0: none known)
   // (Options::completion_floor).
   uint64_t progress_ns = 0;

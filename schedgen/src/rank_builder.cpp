@@ -456,7 +456,7 @@ void RankBuilder::unhold(Ref r) {
 // ---------------------------------------------------------------- sends
 
 RankBuilder::Ref RankBuilder::make_send(uint64_t comm, int32_t dst, int32_t tag, uint64_t bytes, uint64_t after,
-                                        uint64_t call_index, bool sync, Ref* ack) {
+                                        uint64_t call_index, bool sync, Ref* ack, bool in_call) {
   if (ack) *ack = kNone;
   if (dst < 0 || static_cast<uint32_t>(dst) >= ctx_.num_ranks)
     throw Error(fmt::format("rank {} call {}: send to rank {} outside the world of {} ranks", rank_, call_index, dst,
@@ -470,6 +470,7 @@ RankBuilder::Ref RankBuilder::make_send(uint64_t comm, int32_t dst, int32_t tag,
   if (after != kNone) sink_.requires_edge(rank_, v, after);
   PendingOp op{v, call_index, bytes, seq};
   op.sent_ns = event_end_ns_;
+  op.completes_in_call = in_call;
   if (sync) {
     // Posted with the send and waiting only for the acknowledgement (generation_context.cpp), so
     // it needs no edge of its own: what completes the send requires it.
@@ -699,8 +700,8 @@ void RankBuilder::complete(const Event& e, uint64_t call_index) {
       } else if (floor) {  // no ops: MPI_PROC_NULL or a dropped send, no message
         if (!q.ops.empty() && (!q.is_send || q.ack != kNone))
           untimed = true;
-        else if (q.bytes > ctx_.options.rendezvous_above_bytes && !comp.cancelled)
-          for (Ref r : q.ops) done_vertices.push_back(r);  // eager: ready at once
+        else if (q.bytes > ctx_.options.rendezvous_above_bytes && !comp.cancelled)  // eager: ready at once
+          for (Ref r : q.ops) done_vertices.push_back(r);
       } else if (!q.is_send)  // a nonblocking collective: its receives among its last operations
         for (Ref r : q.ops)
           if (!(r & kRecordBit) && ctx_.sent_times[rank_].find(r)) done_vertices.push_back(r);
@@ -842,7 +843,7 @@ void RankBuilder::handle_send(const Event& e, uint64_t call_index) {
   charge_first_use(e.peer, e.bytes, true);
   uint64_t c = flush_calc();
   Ref ack;
-  Ref s = make_send(e.comm, e.peer, e.tag, e.bytes, c, call_index, is_synchronous(e.call), &ack);
+  Ref s = make_send(e.comm, e.peer, e.tag, e.bytes, c, call_index, is_synchronous(e.call), &ack, true);
   chain_.pending_req.push_back(s != kNone ? s : c);
   if (ack != kNone) chain_.pending_req.push_back(ack);
 }

@@ -158,9 +158,10 @@ class RankBuilder {
   bool copies_in_progress() const { return ctx_.options.eager_progress && !ctx_.options.completion_time; }
   // Creates a send (or nothing for dropped ones) that starts after `after`; enters it for matching.
   // A synchronous send also gets the vertex that receives its acknowledgement, returned in *ack
-  // (kNone otherwise): the operation completes when both have.
+  // (kNone otherwise): the operation completes when both have. `in_call`: a blocking MPI_Send*,
+  // which no completion call waits for (Options::completion_floor needs no readiness for it).
   Ref make_send(uint64_t comm, int32_t dst, int32_t tag, uint64_t bytes, uint64_t after, uint64_t call_index,
-                bool sync = false, Ref* ack = nullptr);
+                bool sync = false, Ref* ack = nullptr, bool in_call = false);
   static bool is_synchronous(trace::Call c);
   uint32_t new_record(uint64_t comm, int32_t src_pattern, int32_t tag_pattern, uint64_t capacity, uint64_t pre_calc,
                       uint64_t call_index);

@@ -161,7 +161,16 @@ void BM_ReadTraceOnly(benchmark::State& state) {
 }
 
 BENCHMARK(BM_ReadTraceOnly)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
-BENCHMARK(BM_SchedgenCountOnly)->Arg(0)->Arg(1)->Arg(2)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+BENCHMARK(BM_SchedgenCountOnly)
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1)
+    ->UseRealTime();
 BENCHMARK(BM_SchedgenToBinaryGraph)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 
 }  // namespace
