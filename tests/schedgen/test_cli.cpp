@@ -139,14 +139,7 @@ TEST(SchedgenCli, ColdHandshakeIsReportedAndChecked) {
 // At L = 0 the graph ends 60 ns later with the floor; at L = 1 us the handshake's latencies take
 // longer than the floor and both graphs agree. It cannot be combined with --completion-time.
 TEST(SchedgenCli, CompletionFloorRaisesTheRuntimeOnlyWhereTheTracedCallWasLonger) {
-  TraceSpec t(2);
-  for (uint32_t r = 0; r < 2; ++r) {
-    t[r].irecv(1 - r, 0, 4096, 1);
-    t[r].isend(1 - r, 0, 4096, 2);
-  }
-  t[0].compute(100).wait(Call::Waitall, {1, 2}, {{1, 1, 0, 4096}, {2}}, 210);  // [130, 340]
-  t[1].compute(270).wait(Call::Waitall, {1, 2}, {{1, 0, 0, 4096}, {2}}, 60);   // [300, 360]
-  const std::string dir = t.write("cli_completion_floor");
+  const std::string dir = rendezvous_exchange(60).write("cli_completion_floor");
   auto runtime = [&](const std::string& graph, int latency_ns) {
     const std::string params = dir + "/params-" + std::to_string(latency_ns) + ".json";
     std::ofstream(params) << R"({"format":"llamp-loggp","version":1,"L_ns":)" << latency_ns

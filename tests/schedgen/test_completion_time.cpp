@@ -135,20 +135,6 @@ Options completion_floor() {
   return o;
 }
 
-// halo3d's idiom with 4 KiB faces above S = 1000: both ranks post MPI_Irecv and MPI_Isend at
-// [10, 30], compute, and MPI_Waitall. Rank 0 enters at 130 and waits for rank 1, which enters at
-// 300 and spends `late_ns` inside (the host slowed it); rank 0 returns 40 ns after rank 1 entered.
-TraceSpec rendezvous_exchange(uint64_t late_ns) {
-  TraceSpec t(2);
-  for (uint32_t r = 0; r < 2; ++r) {
-    t[r].irecv(1 - r, 0, 4096, 1);  // [10, 20]
-    t[r].isend(1 - r, 0, 4096, 2);  // [20, 30]
-  }
-  t[0].compute(100).wait(Call::Waitall, {1, 2}, {{1, 1, 0, 4096}, {2}}, 210);      // [130, 340]
-  t[1].compute(270).wait(Call::Waitall, {1, 2}, {{1, 0, 0, 4096}, {2}}, late_ns);  // [300, 300 + late_ns]
-  return t;
-}
-
 // The costs of one rank's calc vertices, sorted.
 std::vector<uint64_t> calc_costs(const graph::Graph& g, uint32_t rank) {
   std::vector<uint64_t> out;
