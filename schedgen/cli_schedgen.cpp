@@ -161,16 +161,15 @@ void run(const CliArgs& a) {
   if (st.failed_poll_calls)
     fmt::print("  {} poll(s) that found nothing: {:.3f} ms inside them counted as computation\n", st.failed_poll_calls,
                static_cast<double>(st.failed_poll_ns) / 1e6);
-  if ((st.completion_calls || st.completion_untimed) && !opts.completion_time)
+  if (st.completion_calls || st.completion_untimed)
     fmt::print(
-        "  {} blocking completion call(s) floored: {:.3f} ms inside them after their messages were ready, each "
-        "beside its modelled wait; {} call(s) without a floor (a collective, a synchronous send, or readiness the "
-        "trace did not give)\n",
-        st.completion_calls, static_cast<double>(st.completion_ns) / 1e6, st.completion_untimed);
-  else if (st.completion_calls || st.completion_untimed)
-    fmt::print(
-        "  {} blocking completion call(s) timed: {:.3f} ms inside them after their last message was sent counted "
-        "as computation; {} call(s) whose send times the trace did not give\n",
+        fmt::runtime(
+            opts.completion_time
+                ? "  {} blocking completion call(s) timed: {:.3f} ms inside them after their last message was sent "
+                  "counted as computation; {} call(s) whose send times the trace did not give\n"
+                : "  {} blocking completion call(s) floored: {:.3f} ms inside them after their messages were ready, "
+                  "each beside its modelled wait; {} call(s) without a floor (a collective, a synchronous send, or "
+                  "readiness the trace did not give)\n"),
         st.completion_calls, static_cast<double>(st.completion_ns) / 1e6, st.completion_untimed);
   if (st.tracer_time_ns)
     fmt::print("  {:.3f} ms of the tracer's own time (sampled, tracer-cost-*.json) taken off the computation\n",

@@ -109,9 +109,10 @@ def reference(campaign, kind, current=None, delta_ns=0.0):
     """{rank: ns}: each rank's computation in the launches the stage compares with, over the
     campaign's launches of this kind (the untraced ones at delta_ns) and the current one (folders
     whose records lack it, from an older timer or a failed launch, are skipped). In the QUICK stage
-    the 10th percentile (the shortest while there are fewer than ten) of the kept launches. Once ORDINARY the median (the
-    upper one of an even count) of the kept and the noisy-host launches: the quick stage rejected
-    the machine's ordinary launches, and a median of the kept ones only would stay among the quick."""
+    the 10th percentile (the shortest while there are fewer than ten) of the kept launches. Once
+    ORDINARY the median (the upper one of an even count) of the kept and the noisy-host launches:
+    the quick stage rejected the machine's ordinary launches, and a median of the kept ones only
+    would stay among the quick."""
     now = stage(campaign)
     statuses = ("ok", "noisy-host") if now == ORDINARY else ("ok",)
     per_rank = {}
@@ -126,11 +127,11 @@ def reference(campaign, kind, current=None, delta_ns=0.0):
 
 def check(campaign, folder, kind=UNTRACED, log=print, delta_ns=0.0):
     """(why, slowed_pct) for the launch whose runtime records are in folder (an untraced one ran at
-    delta_ns; its record is not written yet): why the host slowed it
-    ("" when it computed within --noisy-compute % of the reference, or the check is off or switched
-    off), and its slowest rank's computation against that rank's reference, in % (None when nothing
-    was compared). A launch the QUICK stage rejects may move the check on (_next_stage_if_premise_fails),
-    and is judged again in the stage it moved to."""
+    delta_ns; its record is not written yet): why the host slowed it ("" when it computed within
+    --noisy-compute % of the reference, or the check is off or switched off), and its slowest
+    rank's computation against that rank's reference, in % (None when nothing was compared). A
+    launch the QUICK stage rejects may move the check on (_next_stage_if_premise_fails), and is
+    judged again in the stage it moved to."""
     if not enabled(campaign):
         return "", None
     computation = _computation(folder)

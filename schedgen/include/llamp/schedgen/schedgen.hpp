@@ -105,11 +105,10 @@ struct Options {
   // entry, beside the modelled wait and messages (the later of the two counts, so nothing is
   // charged twice). Ready: a receive once its send's call ended, a rendezvous send once the
   // receiver's call that answers it began, an eager send at once. What the floor holds is the
-  // rank's own time inside the call that the model's fast-state constants leave out: on the AMD VM
-  // the host slowed halo3d's late MPI_Waitall from 6.9 to 11.5 us (median) in the iterations where
-  // it slowed the computation before it. Calls that complete a collective or a synchronous send
-  // are left out (completion_untimed). Ignored with completion_time. docs/schedgen.md, "A floor
-  // under completion calls".
+  // rank's own time inside the call that the model's fast-state constants leave out, such as a
+  // host's slow spell. Calls that complete a collective or a synchronous send are left out
+  // (completion_untimed). Ignored with completion_time. docs/schedgen.md, "A floor under
+  // completion calls".
   bool completion_floor = false;
   // Whether completion calls are timed against their messages from the trace (either option).
   bool times_completions() const { return completion_time || completion_floor; }
