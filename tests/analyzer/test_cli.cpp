@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "../scratch_dir.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -38,15 +40,9 @@ TEST(AnalyzeCli, JsonReportOfRunningExample) {
   EXPECT_EQ(j["tolerance"].size(), 3u);
 }
 
-// This process's scratch directory, emptied and removed when a test ends: concurrent test runs
-// on one machine do not share files.
+// A fresh, empty scratch directory for one test (tests/scratch_dir.hpp removes it at exit).
 struct ScratchDir {
-  fs::path path = fs::temp_directory_path() / ("llamp-analyze-cli-" + std::to_string(getpid()));
-  ScratchDir() { fs::create_directories(path); }
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
+  fs::path path = llamp::test::scratch_dir("analyze-cli");
 };
 
 TEST(AnalyzeCli, ParamsFileFlagsOverrideAndTextSummary) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 
+#include "../scratch_dir.hpp"
 #include "llamp/analyzer/analysis.hpp"
 #include "llamp/analyzer/poll_lag.hpp"
 #include "llamp/analyzer/polling_phase.hpp"
@@ -303,7 +304,7 @@ rank 1 { c: send 1000b to 0  d: recv 1000b from 0  d requires c }
 
 TEST(Engine, BinaryAndTextGiveTheSameRuntime) {
   graph::Graph g = example("running_example_nonblocking.goal");
-  auto path = std::filesystem::temp_directory_path() / "llamp-engine-rt.lgr";
+  auto path = llamp::test::scratch_file("engine-rt.lgr");
   {
     graph::BinaryGraphWriter w(path.string());
     graph::write_graph(g, w);
@@ -312,7 +313,6 @@ TEST(Engine, BinaryAndTextGiveTheSameRuntime) {
   Engine e1(g, homogeneous_model(params(700, 30, 2)));
   Engine e2(b, homogeneous_model(params(700, 30, 2)));
   EXPECT_DOUBLE_EQ(e1.at_L(700).T, e2.at_L(700).T);
-  std::filesystem::remove(path);
 }
 
 // A polled receive (schedgen, "Polling"): rank 0 posts its receive after c0 (10 ns), computes

@@ -11,17 +11,14 @@
 
 #include "../../core/src/graph_spool.hpp"
 #include "llamp/graph_io.hpp"
+#include "../scratch_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace llamp::graph;
 
 namespace {
 
-fs::path temp_path(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("llamp-test-graph-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir / name;
-}
+fs::path temp_path(const std::string& name) { return llamp::test::scratch_file(name); }
 
 std::string error_of(const std::string& goal) {
   try {

@@ -19,6 +19,7 @@
 #include "llamp/analyzer/lp_solver.hpp"
 #include "llamp/error.hpp"
 #include "llamp/graph_io.hpp"
+#include "../scratch_dir.hpp"
 #include "test_lp_graphs.hpp"
 
 namespace lp = llamp::analyzer::lp;
@@ -26,11 +27,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path temp_dir() {
-  fs::path d = fs::temp_directory_path() / ("llamp_test_lp_" + std::to_string(::getpid()));
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir() { return llamp::test::scratch_dir("lp"); }
 
 llamp::LogGP params(double L, double G, uint64_t S) {
   llamp::LogGP p;
@@ -77,7 +74,6 @@ TEST(LpExport, FilesReadBackGiveTheSameOptimum) {
       EXPECT_NEAR(m.dualColumnSolution()[l], direct.lambda_L, 1e-6);
     }
   }
-  fs::remove_all(dir);
 }
 
 TEST(LpExport, RunningExampleIsEquation6) {
@@ -97,7 +93,6 @@ TEST(LpExport, RunningExampleIsEquation6) {
   EXPECT_NE(s.find("t >= 1100"), std::string::npos) << s;                      // t >= 1.1 µs
   EXPECT_NE(s.find("t - y_r1_v1_end >= 1000"), std::string::npos) << s;        // t >= y1 + 1 µs
   EXPECT_NE(s.find("500 <= l"), std::string::npos) << s;
-  fs::remove_all(dir);
 }
 
 TEST(LpExport, BadOutputNamesAreClearErrors) {
@@ -144,7 +139,6 @@ TEST(LpCli, LpSubcommandWritesBothFormats) {
   EXPECT_NE(run_llamp("lp /nonexistent.goal -o " + (dir / "c.lp").string() + " --L 1us --o 0ns --G 5ns --S inf", out),
             0);
   EXPECT_NE(out.find("/nonexistent.goal"), std::string::npos) << out;
-  fs::remove_all(dir);
 }
 
 TEST(LpCli, AnalyzeWithClpReportsTheNativeNumbers) {
@@ -170,7 +164,6 @@ TEST(LpCli, AnalyzeWithClpReportsTheNativeNumbers) {
   // Same keys in both reports (the LP route has no critical-path walk; --no-path drops it in both).
   for (auto it = n.begin(); it != n.end(); ++it) EXPECT_TRUE(c.contains(it.key())) << it.key();
   EXPECT_NE(run_llamp("analyze " + graph + common + (dir / "x.json").string() + " --solver gurobi", out), 0);
-  fs::remove_all(dir);
 }
 
 }  // namespace

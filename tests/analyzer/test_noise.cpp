@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "../scratch_dir.hpp"
 #include "llamp/analyzer/noise.hpp"
 #include "llamp/error.hpp"
 #include "llamp/graph_io.hpp"
@@ -74,7 +75,7 @@ rank 1 {{ w: calc {}  r1: recv 8b from 0  s1: send 8b to 0  r1 requires w  s1 re
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  auto path = std::filesystem::temp_directory_path() / name;
+  auto path = llamp::test::scratch_file(name);
   std::ofstream(path) << text;
   return path.string();
 }

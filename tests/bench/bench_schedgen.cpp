@@ -15,6 +15,7 @@
 #include "llamp/schedgen/schedgen.hpp"
 #include "llamp/trace_dir.hpp"
 #include "llamp/trace_file.hpp"
+#include "../scratch_dir.hpp"
 
 namespace {
 
@@ -137,7 +138,7 @@ void BM_SchedgenCountOnly(benchmark::State& state) {
 
 void BM_SchedgenToBinaryGraph(benchmark::State& state) {
   std::string dir = bench_trace();
-  std::string out = (fs::temp_directory_path() / fmt::format("bench_schedgen_{}.lgr", ::getpid())).string();
+  std::string out = llamp::test::scratch_file("bench_schedgen.lgr").string();
   llamp::schedgen::Stats st;
   for (auto _ : state) {
     llamp::graph::BinaryGraphWriter sink(out);

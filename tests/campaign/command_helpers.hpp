@@ -1,6 +1,6 @@
 #pragma once
-// What the campaign tools' MPI tests share: a per-process temporary file name and running a shell
-// command for its exit status.
+// What the campaign tools' MPI tests share: a temporary file name (in this process's scratch
+// directory, removed at exit) and running a shell command for its exit status.
 #include <unistd.h>
 
 #include <cstdlib>
@@ -8,11 +8,11 @@
 #include <string>
 #include <sys/wait.h>
 
+#include "../scratch_dir.hpp"
+
 namespace llamp::test {
 
-inline std::string temp_file(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()) + ".json")).string();
-}
+inline std::string temp_file(const std::string& name) { return scratch_file(name + ".json").string(); }
 
 inline int run(const std::string& command) {
   const int status = std::system(command.c_str());

@@ -11,7 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "../scratch_dir.hpp"
+
 namespace fs = std::filesystem;
+using llamp::test::scratch_dir;
 
 namespace {
 
@@ -31,9 +34,7 @@ Record parse(const fs::path& path) {
 }
 
 TEST(RuntimeTimer, EveryRankRecordsTheTimeBetweenInitAndFinalize) {
-  const fs::path dir = fs::temp_directory_path() / ("llamp-timer-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const fs::path dir = scratch_dir("timer");
   // 50 ms of computation per rank between MPI_Init and MPI_Finalize.
   const std::string cmd = "LD_PRELOAD=" + std::string(LLAMP_TEST_TIMER_LIB) + " LLAMP_RUNTIME_DIR=" + dir.string() +
                           " " + LLAMP_TEST_MPIEXEC + " -n 4 " + LLAMP_TEST_APP +
@@ -48,7 +49,6 @@ TEST(RuntimeTimer, EveryRankRecordsTheTimeBetweenInitAndFinalize) {
     EXPECT_EQ(r.runtime_ns, r.finalize_start_ns - r.init_end_ns);
     EXPECT_GE(r.runtime_ns, 50'000'000) << "rank " << rank << " computed 50 ms inside the interval";
   }
-  fs::remove_all(dir);
 }
 
 // LLAMP_CORE_PROBE_SHM: the node's first rank times a cache line's hand-off to the other rank
@@ -56,10 +56,8 @@ TEST(RuntimeTimer, EveryRankRecordsTheTimeBetweenInitAndFinalize) {
 // in-run core probe); the other rank's record stays as it was.
 TEST(RuntimeTimer, CoreProbeInsideTheRunGoesToTheFirstRanksRecord) {
   const std::string id = std::to_string(::getpid());
-  const fs::path dir = fs::temp_directory_path() / ("llamp-timer-probe-" + id);
+  const fs::path dir = scratch_dir("timer-probe");
   const std::string shm = "/llamp-timer-test-" + id;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
   const std::string cmd = "LD_PRELOAD=" + std::string(LLAMP_TEST_TIMER_LIB) + " LLAMP_RUNTIME_DIR=" + dir.string() +
                           " LLAMP_CORE_PROBE_SHM=" + shm + " " + LLAMP_TEST_MPIEXEC + " -n 2 " + LLAMP_TEST_APP +
                           " --compute-ms 5 > /dev/null";
@@ -81,21 +79,18 @@ TEST(RuntimeTimer, CoreProbeInsideTheRunGoesToTheFirstRanksRecord) {
   EXPECT_EQ(words(dir / "runtime-1.txt").size(), 17u);
   EXPECT_EQ(first[15], "compute_ns");
   EXPECT_EQ(parse(dir / "runtime-0.txt").rank, 0);
-  fs::remove_all(dir);
 }
 
 // With LLAMP_CORE_PROBE_PERIOD_MS the ranks' threads also probe during the run (every 10 ms of a
 // 500 ms run here): rank 0's record says how many probes were answered, the largest and the smallest.
 TEST(RuntimeTimer, CoreProbesDuringTheRunGoToTheFirstRanksRecord) {
   const std::string id = std::to_string(::getpid());
-  const fs::path dir = fs::temp_directory_path() / ("llamp-timer-during-" + id);
   const std::string shm = "/llamp-timer-during-" + id;
   // A probe needs both ranks' threads on their cores at once; while other tests load the machine a
   // whole run can pass without one (then core_run_max_ns is -1), so up to three runs.
   int probes = 0;
   for (int attempt = 1; attempt <= 3 && probes == 0; ++attempt) {
-    fs::remove_all(dir);
-    fs::create_directories(dir);
+    const fs::path dir = scratch_dir("timer-during");
     const std::string cmd = "LD_PRELOAD=" + std::string(LLAMP_TEST_TIMER_LIB) + " LLAMP_RUNTIME_DIR=" + dir.string() +
                             " LLAMP_CORE_PROBE_SHM=" + shm + " LLAMP_CORE_PROBE_PERIOD_MS=10 " + LLAMP_TEST_MPIEXEC +
                             " -n 2 " + LLAMP_TEST_APP + " --compute-ms 500 --iterations 10 > /dev/null";
@@ -120,7 +115,6 @@ TEST(RuntimeTimer, CoreProbesDuringTheRunGoToTheFirstRanksRecord) {
     EXPECT_GT(parse(dir / "runtime-0.txt").runtime_ns, 0);
   }
   EXPECT_GE(probes, 1);
-  fs::remove_all(dir);
 }
 
 // Every rank's record ends with its computation: the part of its runtime outside MPI's
@@ -131,10 +125,7 @@ TEST(RuntimeTimer, CoreProbesDuringTheRunGoToTheFirstRanksRecord) {
 // work lasts as long as the messages take, so it grows with the latency (app_completions at 4
 // ranks computed 265 ms at ΔL = 0 and 1.09 s at 50 us before the loops were kept apart).
 void expect_wait_outside_computation(bool poll) {
-  const std::string id = std::to_string(::getpid()) + (poll ? "-poll" : "");
-  const fs::path dir = fs::temp_directory_path() / ("llamp-timer-compute-" + id);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const fs::path dir = scratch_dir(poll ? "timer-compute-poll" : "timer-compute");
   const fs::path marker = dir / "slow-once";
   const std::string cmd = "LD_PRELOAD=" + std::string(LLAMP_TEST_TIMER_LIB) + " LLAMP_RUNTIME_DIR=" + dir.string() +
                           " " + LLAMP_TEST_MPIEXEC + " -n 2 " + LLAMP_TEST_APP +
@@ -168,7 +159,6 @@ void expect_wait_outside_computation(bool poll) {
   // machine preempted rank 1 outside MPI meanwhile)
   EXPECT_LE(waits.at("compute_ns"), waits.at("runtime_ns") - 50'000'000);
   EXPECT_GE(waits.at("runtime_ns"), 150'000'000);
-  fs::remove_all(dir);
 }
 
 TEST(RuntimeTimer, ComputationExcludesTheTimeInsideMpi) { expect_wait_outside_computation(false); }
@@ -179,9 +169,7 @@ TEST(RuntimeTimer, ComputationExcludesTheWorkOfAPollingLoopThatWaits) { expect_w
 // thread's time outside MPI holds their waits, so it is no computation, and the record says -1
 // (the campaign then judges nothing by it) while the runtime is measured as ever.
 TEST(RuntimeTimer, ComputationIsUnknownWhenOtherThreadsCallMpi) {
-  const fs::path dir = fs::temp_directory_path() / ("llamp-timer-threads-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const fs::path dir = scratch_dir("timer-threads");
   const std::string cmd = "LD_PRELOAD=" + std::string(LLAMP_TEST_TIMER_LIB) + " LLAMP_RUNTIME_DIR=" + dir.string() +
                           " " + LLAMP_TEST_MPIEXEC + " -n 2 " + LLAMP_TEST_THREADS_APP + " 20 16 2 > /dev/null";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
@@ -194,7 +182,6 @@ TEST(RuntimeTimer, ComputationIsUnknownWhenOtherThreadsCallMpi) {
     EXPECT_EQ(kv.at("compute_ns"), -1) << "rank " << rank;
     EXPECT_GT(kv.at("runtime_ns"), 0);
   }
-  fs::remove_all(dir);
 }
 
 TEST(RuntimeTimer, WithoutDirectoryTheRecordGoesToStderr) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "../scratch_dir.hpp"
 #include "llamp/trace_dir.hpp"
 
 using namespace llamp::trace;
@@ -29,21 +30,9 @@ Result run(const std::string& cmd) {
   return r;
 }
 
-// The trace directory of one test, removed when the test ends.
-struct ScratchTrace {
-  fs::path dir;
-  ~ScratchTrace() {
-    std::error_code ignored;
-    fs::remove_all(dir, ignored);
-  }
-  std::string string() const { return dir.string(); }
-};
-
 // Rank 0 sends 3 messages to rank 1; rank 1 receives them with ANY_SOURCE.
-ScratchTrace make_trace(bool truncate_rank1) {
-  fs::path dir = fs::temp_directory_path() / ("llamp-cli-" + std::to_string(getpid()) + (truncate_rank1 ? "-t" : ""));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+fs::path make_trace(bool truncate_rank1) {
+  const fs::path dir = llamp::test::scratch_dir(truncate_rank1 ? "cli-t" : "cli");
   TraceMeta m;
   m.ranks = 2;
   m.command = {"./pingpong"};
@@ -78,7 +67,7 @@ ScratchTrace make_trace(bool truncate_rank1) {
     if (rank == 1 && truncate_rank1) continue;  // no end block: as if killed
     w.close();
   }
-  return ScratchTrace{dir};
+  return dir;
 }
 
 }  // namespace

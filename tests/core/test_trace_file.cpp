@@ -8,20 +8,14 @@
 #include "llamp/trace_codec.hpp"
 #include "llamp/trace_dir.hpp"
 #include "llamp/trace_file.hpp"
+#include "../scratch_dir.hpp"
 
 using namespace llamp::trace;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string fmt_name(const std::string& name) { return "llamp-test-" + name + "-" + std::to_string(getpid()); }
-
-fs::path temp_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / fmt_name(name);
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
+fs::path temp_dir(const std::string& name) { return llamp::test::scratch_dir(name); }
 
 Event isend(uint64_t t, uint32_t thread, uint64_t req) {
   Event e;

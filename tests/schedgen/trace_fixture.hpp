@@ -14,6 +14,7 @@
 #include "llamp/schedgen/schedgen.hpp"
 #include "llamp/trace_dir.hpp"
 #include "llamp/trace_file.hpp"
+#include "../scratch_dir.hpp"
 
 namespace llamp::schedgen::test {
 
@@ -21,12 +22,8 @@ using trace::Call;
 using trace::Completion;
 using trace::Event;
 
-inline std::string fresh_dir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("llamp_schedgen_" + name + "_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
+// A fresh, empty directory for one trace, removed at exit (tests/scratch_dir.hpp).
+inline std::string fresh_dir(const std::string& name) { return llamp::test::scratch_dir("schedgen-" + name).string(); }
 
 // Builds one rank's events; `at(t)` moves the clock, each call takes `dur` ns.
 class RankEvents {

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../scratch_dir.hpp"
 #include "llamp/trace_dir.hpp"
 
 namespace llamp::tracer_test {
@@ -25,13 +26,8 @@ inline std::string env_or(const char* name, const std::string& fallback = {}) {
   return v ? std::string(v) : fallback;
 }
 
-// A fresh, empty scratch directory for one test.
-inline std::string scratch_dir(const std::string& name) {
-  fs::path p = fs::path(env_or("LLAMP_TEST_SCRATCH", fs::temp_directory_path().string())) / ("tracer-" + name);
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p.string();
-}
+// A fresh, empty scratch directory for one test, removed at exit (tests/scratch_dir.hpp).
+inline std::string scratch_dir(const std::string& name) { return test::scratch_dir("tracer-" + name).string(); }
 
 inline std::string shell_quote(const std::string& s) {
   std::string out = "'";

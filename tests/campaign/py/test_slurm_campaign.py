@@ -38,8 +38,10 @@ class SlurmCampaignTest(unittest.TestCase):
         start = subprocess.run([CLUSTER, "start", cls.cluster_dir], capture_output=True, text=True)
         if start.returncode == 77:
             print(f"SKIPPED: {start.stderr.strip()}", file=sys.stderr)
+            subprocess.run(["rm", "-rf", cls.cluster_dir])
             sys.exit(77)
         if start.returncode != 0:
+            subprocess.run(["rm", "-rf", cls.cluster_dir])  # tearDownClass does not run after this
             raise RuntimeError(f"private Slurm cluster did not start: {start.stderr}")
         cls.env = dict(os.environ, SLURM_CONF=os.path.join(cls.cluster_dir, "slurm.conf"))
 
