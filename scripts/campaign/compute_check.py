@@ -289,6 +289,22 @@ def paragraph(s):
     return [text, ""]
 
 
+def slowed_traced_runs(campaign):
+    """{k: why} of the traced runs whose computation the check judges slowed by the host against the
+    campaign's traced launches now (their reference over every traced run so far, as rejudge() takes
+    it at the end): those prepare._probed_launch kept after every relaunch was noisy too, and any that
+    passed against a slow start. Nothing when the check is off or switched off."""
+    if not enabled(campaign) or switched_off(campaign):
+        return {}
+    best = reference(campaign, TRACED)
+    slowed = {}
+    for folder in _folders(campaign, TRACED):
+        why = _judge(campaign, _computation(folder), best, TRACED)[0]
+        if why:
+            slowed[int(os.path.basename(folder).split("-")[1])] = why
+    return slowed
+
+
 def rejudge(campaign, log=print):
     """Once the campaign's launches are done: judges every kept launch again against each kind's
     reference over the whole campaign. A campaign that begins in a noisy spell has only slow launches

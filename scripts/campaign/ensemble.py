@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 
+from . import compute_check
 from . import prediction as prediction_mod
 from . import runs, stats, trace_weights
 from .prepare import StepError, _require, _run_analyze, _run_step, schedgen_arguments, trace_run_dirs, traced_count
@@ -116,6 +117,21 @@ def _done_traces(campaign):
     return [k for k in range(1, traced_count(campaign) + 1) if os.path.exists(trace_run_dirs(campaign, k)[0] + ".done")]
 
 
+def averaged_traces(campaign):
+    """(ks, left_out): the traced runs the mean averages, and {k: why} of those it leaves out: the ones
+    --noisy-compute judges slowed by the host against the campaign's traced launches now
+    (compute_check.slowed_traced_runs). Such a run is kept only when every relaunch was noisy too
+    (--noisy-retries, or a spell past --quiet-gate-wait: prepare._probed_launch), and its graph carries
+    the host's slow spell in every predicted point (table AG31's traced run 7 computed 32 % longer
+    than the quick traced runs, 0.96 s against 0.71-0.78 s). Left out only while two others remain."""
+    done = _done_traces(campaign)
+    slowed = compute_check.slowed_traced_runs(campaign)
+    clean = [k for k in done if k not in slowed]
+    if len(clean) < 2:
+        return done, {}
+    return clean, {k: slowed[k] for k in done if k in slowed}
+
+
 def weights(campaign, ks, records):
     """The traced runs' weights in the mean, in the order of ks (sorted): --trace-weights."""
     times = trace_weights.traced_run_times(campaign, ks, lambda c, k: trace_run_dirs(c, k)[0])
@@ -129,7 +145,7 @@ def traces_floor(campaign, records, log=print):
     no measured ΔL. --trace-floor-target adds traced runs while it is above the target (rounds.py)."""
     if not os.path.exists(campaign.path("params.json")):
         return None
-    ks = _done_traces(campaign)
+    ks = averaged_traces(campaign)[0]
     rows = [r for r in stats.per_delta(records, campaign.deltas_ns) if "mean_ns" in r]
     if len(ks) < 2 or not rows:
         return None
@@ -150,10 +166,10 @@ def analyze(campaign, log=print):
         os.remove(target)
     if not enabled(campaign):
         return None
-    ks = _done_traces(campaign)
+    ks, left_out = averaged_traces(campaign)
     if len(ks) < 2:
         return None
-    return _write_mean(campaign, ks, [_analyze_trace(campaign, k, log) for k in ks], log)
+    return _write_mean(campaign, ks, [_analyze_trace(campaign, k, log) for k in ks], log, left_out)
 
 
 def reweigh(campaign, log=print):
@@ -164,14 +180,15 @@ def reweigh(campaign, log=print):
     if not os.path.exists(target) or not enabled(campaign):
         return None
     with open(target) as f:
-        ks = json.load(f).get("traces", [])
+        mean = json.load(f)
+    ks = mean.get("traces", [])
     files = [member_path(campaign, k) for k in ks]
     if len(ks) < 2 or not all(os.path.exists(p) for p in files):
         return None
-    return _write_mean(campaign, ks, files, log)
+    return _write_mean(campaign, ks, files, log, {int(k): why for k, why in mean.get("left_out", {}).items()})
 
 
-def _write_mean(campaign, ks, files, log):
+def _write_mean(campaign, ks, files, log, left_out=None):
     analyses = []
     for path in files:
         with open(path) as f:
@@ -181,7 +198,10 @@ def _write_mean(campaign, ks, files, log):
     mean = mean_analysis(analyses, [os.path.basename(p) for p in files], weighted)
     mean["traces"] = ks
     mean["trace_weights"] = campaign.trace_weights
+    mean["left_out"] = {str(k): why for k, why in sorted((left_out or {}).items())}
     _write_json(target, mean)
     log(f"prediction: the mean of {len(ks)} traced runs' analyses, weighted by {campaign.trace_weights} "
-        f"(as many as {trace_weights.effective_count(weighted):.1f} equal ones): {target}")
+        f"(as many as {trace_weights.effective_count(weighted):.1f} equal ones)"
+        + (f", leaving out {', '.join(f'trace-{k}' for k in sorted(left_out))} (slowed by the host)" if left_out else "")
+        + f": {target}")
     return target

@@ -44,6 +44,12 @@ def _members(campaign):
     return [(k, p, w) for k, p, w in members if p is not None], mean.get("trace_weights", trace_weights.EQUAL)
 
 
+def _left_out(campaign):
+    """{k: why} of the traced runs analysis-mean.json leaves out (ensemble.averaged_traces)."""
+    with open(campaign.path(ensemble.MEAN_NAME)) as f:
+        return json.load(f).get("left_out", {})
+
+
 def _per_trace(pred, members, weighted_by, rows, measured_rows):
     """With the mean prediction: every traced run's own prediction, its RRMSE, response and weight in
     the mean, the kept trace's among them, and the mean's standard error at each ΔL from their spread
@@ -398,6 +404,7 @@ def build(campaign):
     result["prediction_from"] = MEAN_OF_TRACES if members else ("kept trace" if pred else None)
     if members:
         result["per_trace_prediction"] = _per_trace(pred, members, weighted_by, rows, measured_rows)
+        result["per_trace_prediction"]["left_out"] = _left_out(campaign)
     if pred:
         # The graphs the prediction stands on: every traced run's, or the kept trace's alone.
         graphs = {k: p.runtime_at_L0_ns for k, p, _ in members}
@@ -742,6 +749,11 @@ def _prediction_paragraph(result):
     if kept and "rrmse" in kept:
         text += f"; the kept trace-{kept['trace']} alone (`--prediction-from kept-trace`) {100 * kept['rrmse']:.2f} %"
     text += "."
+    left_out = per.get("left_out") or {}
+    if left_out:
+        text += (f" Left out of the mean, slowed by the host (kept only because every relaunch was noisy too): "
+                 + "; ".join(f"trace-{k}: {why}" for k, why in sorted(left_out.items(), key=lambda kv: int(kv[0])))
+                 + ".")
     if per.get("trace_weights") == "rounds":
         text += (f" The mean is weighted by round (`--trace-weights rounds`): each round counts as often as it has "
                  f"ok measured runs, shared by the traced runs launched in it, as the measured means count it; the "

@@ -10,8 +10,9 @@ import unittest
 
 from campaign_testlib import temp_dir
 from test_report import write_record
+from test_rounds import analysed, traced
 
-from campaign import compute_check, config, runtime_records, schedule
+from campaign import compute_check, config, ensemble, report, runtime_records, schedule
 
 
 def write_runtime(folder, computes_ns, runtime_ns=1_000_000_000):
@@ -326,6 +327,61 @@ class SummaryTest(unittest.TestCase):
         self.assertIn("The 4 accepted runs' slowest ranks computed 1.5 % (median) and at most 3.5 %", text)
         self.assertIsNone(compute_check.summary(campaign(self, pct=0.0), records))
         self.assertEqual(compute_check.paragraph(None), [])
+
+
+class LeftOutOfTheMeanTest(unittest.TestCase):
+    """A traced run the host slowed and every relaunch of which was noisy too is kept
+    (prepare._probed_launch: table AG31's traced run 7 computed 32 % longer than the quick traced
+    runs, 0.96 s against 0.71-0.78 s); the mean prediction leaves it out and says so."""
+
+    def campaign(self):
+        c = campaign(self)
+        c.trace_weights = "equal"
+        c.save()
+        for name, value in (("params.json", {"L_ns": 0.0}), ("trace.done.json", {"kept_trace": 1})):
+            with open(c.path(name), "w") as f:
+                json.dump(value, f)
+        return c
+
+    def traced_run(self, c, k, computes_ns, t0_ns):
+        traced(c, k)
+        write_runtime(c.path(f"trace-{k}-runtime"), computes_ns)
+        analysed(c, k, t0_ns, 1000.0)
+
+    def test_a_slowed_traced_run_is_left_out_of_the_mean_and_named(self):
+        c = self.campaign()
+        self.traced_run(c, 1, [683_000_000, 679_000_000], 0.74e9)
+        self.traced_run(c, 2, [687_000_000, 698_000_000], 0.73e9)
+        self.traced_run(c, 3, [758_000_000, 898_000_000], 0.96e9)
+        ks, left_out = ensemble.averaged_traces(c)
+        self.assertEqual(ks, [1, 2])
+        self.assertEqual(list(left_out), [3])
+        self.assertIn("rank 1 computed 32.3 % longer outside MPI than in the quick traced launches", left_out[3])
+        logged = []
+        ensemble.analyze(c, logged.append)
+        with open(c.path(ensemble.MEAN_NAME)) as f:
+            mean = json.load(f)
+        self.assertEqual(mean["traces"], [1, 2])
+        self.assertAlmostEqual(mean["runtime_ns"], 0.735e9)  # 0.74 and 0.73 s: not 0.81 s with the third
+        self.assertEqual(list(mean["left_out"]), ["3"])
+        self.assertIn("leaving out trace-3 (slowed by the host)", logged[-1])
+        # report.md names it beside the members
+        text = report._prediction_paragraph(
+            {"per_trace_prediction": {"traces": [{"trace": 1, "rrmse": 0.01}, {"trace": 2, "rrmse": 0.02}],
+                                      "trace_weights": "equal", "left_out": mean["left_out"]}})[0]
+        self.assertIn("Left out of the mean, slowed by the host (kept only because every relaunch was noisy too): "
+                      "trace-3: rank 1 computed 32.3 %", text)
+
+    def test_all_count_with_the_check_off_or_fewer_than_two_others(self):
+        c = self.campaign()
+        self.traced_run(c, 1, [683_000_000, 679_000_000], 0.74e9)
+        self.traced_run(c, 2, [758_000_000, 898_000_000], 0.96e9)
+        self.traced_run(c, 3, [760_000_000, 890_000_000], 0.95e9)
+        self.assertEqual(ensemble.averaged_traces(c), ([1, 2, 3], {}))  # one clean run: no mean of clean ones
+        self.traced_run(c, 4, [690_000_000, 680_000_000], 0.73e9)
+        self.assertEqual(ensemble.averaged_traces(c)[0], [1, 4])
+        c.noisy_compute_pct = 0.0
+        self.assertEqual(ensemble.averaged_traces(c), ([1, 2, 3, 4], {}))
 
 
 if __name__ == "__main__":
