@@ -657,6 +657,9 @@ def build_graph(campaign, log=print, trace_dir=None):
     _require(campaign.tools.llamp, "the llamp CLI")
     cmd = [campaign.tools.llamp, "schedgen", trace_dir or trace_location(campaign), "-o", goal + ".tmp.goal"] + args
     _run_step(campaign, "schedgen", cmd, dict(os.environ), attempts=1)
+    if not os.path.exists(goal + ".tmp.goal"):  # e.g. `--schedgen-arg=--help`: it printed and exited 0
+        raise StepError(f"schedgen exited without writing a graph (its arguments: {' '.join(args)}); see "
+                        f"{log_path(campaign, 'schedgen')}")
     os.replace(goal + ".tmp.goal", goal)
     with open(record + ".tmp", "w") as f:
         json.dump({"schedgen_args": args}, f)

@@ -17,6 +17,21 @@ def write_params(d, params):
         f.write(params if isinstance(params, str) else json.dumps(params))
 
 
+class BuildGraphTest(unittest.TestCase):
+    def test_a_schedgen_that_writes_no_graph_is_a_clear_error(self):
+        # `repredict --schedgen-arg=--help` made schedgen print its help and exit 0; the campaign then
+        # failed with a Python traceback on the missing graph. /bin/true stands in for it (that path
+        # only: it writes nothing and succeeds).
+        c = config.Campaign(out_dir=temp_dir(self), app=["app"], ranks=2, deltas_ns=[0.0], reps=1)
+        c.tools.llamp = "/bin/true"
+        c.schedgen_args = ["--help"]
+        with self.assertRaises(prepare.StepError) as e:
+            prepare.build_graph(c, trace_dir=c.out_dir)
+        self.assertIn("schedgen exited without writing a graph (its arguments: ", str(e.exception))
+        self.assertIn("--help", str(e.exception))
+        self.assertFalse(os.path.exists(c.path("app.goal")))
+
+
 class PrepareTest(unittest.TestCase):
     def goal(self, text):
         path = os.path.join(temp_dir(self), "app.goal")
