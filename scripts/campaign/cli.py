@@ -12,7 +12,7 @@ USAGE = """llamp-campaign [options] -- APP [APP ARGS...]     run a campaign
        llamp-campaign report DIR [--trace-weights rounds|equal] [--noise-statistic mean|median]
                                                        the report (and the mean prediction's weights)
                                                        again from the records
-       llamp-campaign repredict DIR [--schedgen-arg A] [--prediction-from every-trace|kept-trace]
+       llamp-campaign repredict DIR [--schedgen-arg A | --no-schedgen-args] [--prediction-from every-trace|kept-trace]
                                     [--trace-weights rounds|equal] [--noise-statistic mean|median]
                                     [--[no-]first-use]
                                                        graphs + analyses again from the traces, then the report
@@ -450,6 +450,8 @@ def _main(argv):
     if command == "repredict":
         p.add_argument("--schedgen-arg", action="append", default=None,
                        help="replaces the campaign's llamp schedgen arguments (repeatable)")
+        p.add_argument("--no-schedgen-args", action="store_true",
+                       help="drops the campaign's llamp schedgen arguments (back to the defaults)")
         p.add_argument("--prediction-from", choices=("every-trace", "kept-trace"), default=None,
                        help="replaces the campaign's choice (every-trace: the mean of every traced run's prediction)")
         p.add_argument("--first-use", action=argparse.BooleanOptionalAction, default=None,
@@ -485,7 +487,11 @@ def _main(argv):
     elif command == "repredict":
         if c.no_prediction:
             raise SystemExit("llamp-campaign: this campaign was run with --no-prediction")
-        if args.schedgen_arg is not None:
+        if args.no_schedgen_args and args.schedgen_arg is not None:
+            raise SystemExit("llamp-campaign: --no-schedgen-args and --schedgen-arg exclude each other")
+        if args.no_schedgen_args:
+            c.schedgen_args = []
+        elif args.schedgen_arg is not None:
             c.schedgen_args = args.schedgen_arg
         if args.prediction_from is not None:
             c.prediction_from = args.prediction_from

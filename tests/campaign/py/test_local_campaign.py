@@ -263,6 +263,12 @@ class LocalCampaignTest(unittest.TestCase):
             L = again["L0_ns"] + row["delta_ns"]
             expected = sum(w * p.runtime_ns(L) for w, p in zip(weights, members)) / sum(weights)
             self.assertAlmostEqual(row["predicted_ns"], expected, delta=1e-6 * expected)
+        # --no-schedgen-args goes back to the default schedgen (stop 64 needed a no-op argument to)
+        campaign("repredict", moved, "--no-schedgen-args")
+        with open(os.path.join(moved, "campaign.json")) as f:
+            self.assertEqual(json.load(f)["schedgen_args"], [])
+        with open(os.path.join(moved, "app.goal.json")) as f:
+            self.assertNotIn("--no-initiation-time", json.load(f)["schedgen_args"])
         # ... and the kept trace's alone on request.
         campaign("repredict", moved, "--prediction-from", "kept-trace")
         with open(os.path.join(moved, "report.json")) as f:
