@@ -33,21 +33,17 @@ def _main_prediction(campaign):
 
 
 def _members(campaign):
-    """([(k, Prediction, weight)], how they were weighted) of the traced runs analysis-mean.json
-    averages (equal weights in one made before weights were kept)."""
+    """([(k, Prediction, weight)], how they were weighted, {k: why} of those it leaves out) of the
+    traced runs analysis-mean.json averages (equal weights in one made before weights were kept;
+    ensemble.averaged_traces leaves out the ones the host slowed)."""
     with open(campaign.path(ensemble.MEAN_NAME)) as f:
         mean = json.load(f)
     ks = mean.get("traces", [])
     weights = mean.get("weights") or [1.0] * len(ks)
     members = [(k, _prediction(campaign, os.path.basename(ensemble.member_path(campaign, k))), w)
                for k, w in zip(ks, weights)]
-    return [(k, p, w) for k, p, w in members if p is not None], mean.get("trace_weights", trace_weights.EQUAL)
-
-
-def _left_out(campaign):
-    """{k: why} of the traced runs analysis-mean.json leaves out (ensemble.averaged_traces)."""
-    with open(campaign.path(ensemble.MEAN_NAME)) as f:
-        return json.load(f).get("left_out", {})
+    return ([(k, p, w) for k, p, w in members if p is not None], mean.get("trace_weights", trace_weights.EQUAL),
+            mean.get("left_out", {}))
 
 
 def _per_trace(pred, members, weighted_by, rows, measured_rows):
@@ -399,12 +395,13 @@ def build(campaign):
     result["traces_interleaved"] = bool(traced.get("interleaved"))
     result["schedgen_args"] = _graph_arguments(campaign)
     # The traced runs the prediction averages (none: it is the kept trace's)
-    members, weighted_by = (_members(campaign) if pred and os.path.basename(pred.source) == ensemble.MEAN_NAME
-                            else ([], None))
+    members, weighted_by, left_out = (_members(campaign)
+                                      if pred and os.path.basename(pred.source) == ensemble.MEAN_NAME
+                                      else ([], None, {}))
     result["prediction_from"] = MEAN_OF_TRACES if members else ("kept trace" if pred else None)
     if members:
         result["per_trace_prediction"] = _per_trace(pred, members, weighted_by, rows, measured_rows)
-        result["per_trace_prediction"]["left_out"] = _left_out(campaign)
+        result["per_trace_prediction"]["left_out"] = left_out
     if pred:
         # The graphs the prediction stands on: every traced run's, or the kept trace's alone.
         graphs = {k: p.runtime_at_L0_ns for k, p, _ in members}
